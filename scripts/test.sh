@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command: sets up .venv (core, every plug-in under plugins/, dev tools), then lint, types, tests.
+# Usage: scripts/test.sh [pytest args]     (works on a fresh machine; needs only python3 and the registries)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+plugin_args=()
+for plugin in plugins/*/; do
+  [[ -f "$plugin/pyproject.toml" ]] && plugin_args+=(-e "$plugin")
+done
+.venv/bin/python -m pip install -q -e ".[dev]" "${plugin_args[@]}"
+
+# Headless Chromium renders the HTML report in one test (Debian package; installed when missing and possible).
+if ! command -v chromium >/dev/null 2>&1 && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "scripts/test.sh: could not install chromium; the HTML screenshot test will fail" >&2
+fi
+
+.venv/bin/ruff check src tests plugins examples benchmarks
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,115 @@
+"""Access to the shipped rules/, prompts/ and schemas/ (inside the wheel, or the checkout in development)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import fastjsonschema
+
+from ._errors import InputError, SchemaError
+
+__all__ = [
+    "compiled_schema",
+    "data_root",
+    "iter_files",
+    "read_text",
+    "schema",
+    "validate",
+]
+
+_KINDS = ("rules", "prompts", "schemas")
+
+
+@functools.cache
+def data_root() -> Traversable:
+    """The folder holding rules/, prompts/ and schemas/.
+
+    An installed wheel carries them as ``verigate/_data`` (hatch force-include). An editable install of a
+    checkout has no such folder, so the checkout's top-level folders are used: the source tree is the data.
+    """
+    packaged = resources.files("verigate") / "_data"
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
+        return checkout
+    raise SchemaError("verigate's data folders (rules/, prompts/, schemas/) are not installed")
+
+
+def _entry(kind: str, name: str) -> Traversable:
+    if kind not in _KINDS:
+        raise ValueError(f"unknown data kind {kind!r}")
+    return data_root() / kind / name
+
+
+def read_text(kind: str, name: str) -> str:
+    """The text of a shipped data file, e.g. ``read_text("prompts", "judge_system.txt")``."""
+    entry = _entry(kind, name)
+    try:
+        return entry.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SchemaError(f"cannot read shipped {kind}/{name}: {exc}") from exc
+
+
+def iter_files(kind: str) -> Iterator[tuple[str, bytes]]:
+    """Every shipped file of one kind as (relative path, bytes), sorted by path — for corpus hashes."""
+
+    def walk(folder: Traversable, prefix: str) -> Iterator[tuple[str, bytes]]:
+        for child in sorted(folder.iterdir(), key=lambda item: item.name):
+            name = f"{prefix}{child.name}"
+            if child.is_dir():
+                if child.name != "__pycache__":
+                    yield from walk(child, name + "/")
+            else:
+                yield name, child.read_bytes()
+
+    root = data_root() / kind
+    if not root.is_dir():
+        raise SchemaError(f"shipped folder {kind}/ is missing")
+    yield from walk(root, "")
+
+
+@functools.cache
+def schema(name: str) -> dict[str, Any]:
+    """A shipped JSON schema, parsed."""
+    try:
+        loaded = json.loads(read_text("schemas", name))
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"schema {name} is not JSON: {exc}", source=f"schemas/{name}", line=exc.lineno) from exc
+    if not isinstance(loaded, dict):
+        raise SchemaError("a schema must be a JSON object", source=f"schemas/{name}")
+    return loaded
+
+
+def _refuse_remote(uri: str) -> Any:
+    raise SchemaError(f"remote $ref {uri!r} refused: schemas must be self-contained")
+
+
+def compile_schema(definition: dict[str, Any]) -> Callable[[Any], Any]:
+    """Compile a schema with fastjsonschema: no defaults filled in, no remote references."""
+    try:
+        return fastjsonschema.compile(definition, handlers={"http": _refuse_remote, "https": _refuse_remote},
+                                      use_default=False)
+    except fastjsonschema.JsonSchemaDefinitionException as exc:
+        raise SchemaError(f"schema does not compile: {exc}") from exc
+
+
+@functools.cache
+def compiled_schema(name: str) -> Callable[[Any], Any]:
+    """A shipped schema compiled once per process."""
+    return compile_schema(schema(name))
+
+
+def validate(name: str, data: Any, *, source: str | None = None, line: int | None = None) -> None:
+    """Validate ``data`` against the shipped schema ``name``; raise InputError naming the failing field."""
+    try:
+        compiled_schema(name)(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        field = (exc.name or "").removeprefix("data").lstrip(".") or None
+        raise InputError(exc.message, source=source, line=line, field=field) from exc

@@ -1,0 +1,187 @@
+"""The plug-in manager: entry-point loading that fails closed, registries, and ordered stage handlers."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._errors import PluginError
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "DEFAULT_PRIORITY",
+    "ENTRY_POINT_GROUP",
+    "Handler",
+    "PluginInfo",
+    "PluginManager",
+    "create_manager",
+    "handlers",
+    "merged_registry",
+    "plugin_infos",
+    "priority",
+]
+
+ENTRY_POINT_GROUP = "verigate"
+#: verigate's own stages, registered exactly like third-party plug-ins (and through entry points when installed)
+BUILTIN_PLUGINS = {
+    "verigate-gate": "verigate.gate._builtin",
+    "verigate-judge": "verigate.judge._builtin",
+    "verigate-redact": "verigate.redact._builtin",
+    "verigate-rules": "verigate.rules._builtin",
+    "verigate-trace": "verigate.trace._builtin",
+}
+DEFAULT_PRIORITY = 100
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def priority(value: int) -> Callable[[_F], _F]:
+    """Set a stage handler's place in the order (lower runs first; default 100; ties by plug-in name)."""
+
+    def mark(function: _F) -> _F:
+        function.verigate_priority = value  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+@attrs.frozen
+class PluginInfo:
+    """One loaded plug-in: its registered name and the distribution that provides it."""
+
+    name: str
+    distribution: str
+    version: str
+    hooks: tuple[str, ...]
+
+
+@attrs.frozen
+class Handler:
+    """One implementation of a decision stage, in call order."""
+
+    name: str
+    priority: int
+    function: Callable[..., Any]
+
+
+def _load_entry_point(entry_point: metadata.EntryPoint) -> object:
+    try:
+        return entry_point.load()
+    except Exception as exc:  # any failure to import a plug-in must stop the load, loudly
+        dist = entry_point.dist.name if entry_point.dist is not None else "unknown distribution"
+        raise PluginError(
+            f"plug-in {entry_point.name!r} ({entry_point.value}) from {dist} failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, remembering which distribution (name, version) provided each plug-in."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.distributions: dict[str, tuple[str, str]] = {}
+
+
+def _register(manager: PluginManager, plugin: object, name: str, dist: tuple[str, str] | None = None) -> None:
+    if dist is not None:
+        manager.distributions[name] = dist
+    try:
+        manager.register(plugin, name=name)
+    except ValueError as exc:  # pluggy: name already registered
+        raise PluginError(f"plug-in {name!r} is registered twice: {exc}") from exc
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plug-in {name!r} is invalid: {exc}") from exc
+    unknown = [
+        attr for attr in dir(plugin) if attr.startswith("verigate_") and not hasattr(manager.hook, attr)
+    ]
+    if unknown:
+        # a misspelt hook name would otherwise be ignored silently; refuse it instead
+        manager.unregister(name=name)
+        raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}")
+    manager.check_pending()
+
+
+def create_manager(plugins: Iterable[object | str] = (), *, entry_points: bool = True) -> PluginManager:
+    """A manager with every hookspec, the entry-point plug-ins (built-ins included) and ``plugins``.
+
+    ``plugins`` may hold objects or importable module names. Any failure raises PluginError.
+    """
+    manager = PluginManager()
+    found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name) if entry_points else []
+    for entry_point in found:
+        dist = (entry_point.dist.name, entry_point.dist.version) if entry_point.dist is not None else None
+        _register(manager, _load_entry_point(entry_point), entry_point.name, dist)
+    for name, module in BUILTIN_PLUGINS.items():
+        # built-ins are always there, even without installed metadata or with entry points off
+        if not manager.has_plugin(name):
+            _register(manager, importlib.import_module(module), name, ("verigate", _core_version()))
+    for index, plugin in enumerate(plugins):
+        if isinstance(plugin, str):
+            try:
+                loaded: object = importlib.import_module(plugin)
+            except Exception as exc:
+                raise PluginError(f"plug-in module {plugin!r} failed to import: {exc}") from exc
+            _register(manager, loaded, plugin)
+        else:
+            name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}#{index}"
+            _register(manager, plugin, str(name))
+    return manager
+
+
+def merged_registry(manager: PluginManager, hook_name: str) -> dict[str, Any]:
+    """Call a registry hook on every plug-in and merge the mappings; a duplicate name raises PluginError."""
+    merged: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for impl in getattr(manager.hook, hook_name).get_hookimpls():
+        try:
+            result = impl.function()
+        except Exception as exc:
+            raise PluginError(f"plug-in {impl.plugin_name!r} failed in {hook_name}: {exc}") from exc
+        if result is None:
+            continue
+        if not isinstance(result, Mapping):
+            raise PluginError(f"plug-in {impl.plugin_name!r}: {hook_name} must return a mapping")
+        for key, value in result.items():
+            if key in merged:
+                raise PluginError(
+                    f"{hook_name}: {key!r} is registered by both {owner[key]!r} and {impl.plugin_name!r}"
+                )
+            merged[key] = value
+            owner[key] = impl.plugin_name
+    return merged
+
+
+def handlers(manager: PluginManager, hook_name: str) -> tuple[Handler, ...]:
+    """The implementations of a decision stage in the documented order: priority, then plug-in name."""
+    found = [
+        Handler(impl.plugin_name, int(getattr(impl.function, "verigate_priority", DEFAULT_PRIORITY)),
+                impl.function)
+        for impl in getattr(manager.hook, hook_name).get_hookimpls()
+    ]
+    return tuple(sorted(found, key=lambda handler: (handler.priority, handler.name)))
+
+
+def plugin_infos(manager: PluginManager) -> list[PluginInfo]:
+    """What is loaded, with the distribution name and version of each plug-in."""
+    infos = []
+    for name, plugin in sorted(manager.list_name_plugin(), key=lambda item: item[0]):
+        if plugin is None:
+            continue
+        dist_name, version = manager.distributions.get(name, ("(not from a distribution)", ""))
+        hooks = tuple(sorted(caller.name for caller in manager.get_hookcallers(plugin) or ()))
+        infos.append(PluginInfo(name, dist_name, version, hooks))
+    return infos
+
+
+def _core_version() -> str:
+    try:
+        return metadata.version("verigate")
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,121 @@
+"""Every hook of the ``verigate`` pluggy project, each documenting how its results combine.
+
+Plug-ins implement hooks with ``@verigate.hookimpl`` and register through the entry-point group
+``verigate``. verigate's own stages are registered the same way (``verigate._builtins``).
+
+Two families:
+
+* **Registries** (``verigate_judge_engines``, ``verigate_model_clients``, ``verigate_rule_kinds``,
+  ``verigate_trace_rules``, ``verigate_redactors``): called once when a Gate (or grader, or rule engine) is
+  built; results are merged. A name registered twice is a :class:`~verigate.PluginError` — a plug-in never
+  silently replaces another's engine, client, kind or rule.
+* **Decision stages** (``verigate_structural_check``, ``verigate_pre_verify``, ``verigate_post_verify``,
+  ``verigate_stop``): the gate calls each implementation *itself*, one by one, in the documented order
+  (priority ascending, then plug-in name, see :func:`verigate.priority`), each under the configured timeout,
+  with immutable data. A handler that raises, times out or returns a value not allowed for its stage is
+  recorded and escalates (``escalate_hook_error``); it can never cause a pass. Handlers may be ``async def``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ._models import (
+        Candidate,
+        PostDecision,
+        StopDirective,
+        Strengthen,
+        StructuralFinding,
+        Termination,
+        Verdict,
+    )
+
+PROJECT = "verigate"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --------------------------------------------------------------------------------------------- registries
+
+
+@hookspec
+def verigate_judge_engines() -> Mapping[str, Any]:
+    """Judge engines by name: ``{"llm_judge": factory}``.
+
+    A factory is called as ``factory(config=JudgeConfig, client=ModelClient | None)`` and returns an object
+    with ``async judge(request: JudgeRequest, *, timeout_s: float) -> Verdict`` (see
+    :mod:`verigate.judge`). Results of all plug-ins are merged; a duplicate name is an error.
+    """
+
+
+@hookspec
+def verigate_model_clients() -> Mapping[str, Any]:
+    """Model clients by entry name: ``{"openai": factory}``.
+
+    A factory is called as ``factory(config=JudgeConfig)`` and returns a :class:`verigate.judge.ModelClient`.
+    Merged; a duplicate name is an error.
+    """
+
+
+@hookspec
+def verigate_rule_kinds() -> Mapping[str, Any]:
+    """Rule kinds of the declarative rule engine by name (see :mod:`verigate.rules`). Merged; duplicates err."""
+
+
+@hookspec
+def verigate_trace_rules() -> Mapping[str, Any]:
+    """Trace-grader rules by id (see :mod:`verigate.trace`). Merged; a duplicate id is an error."""
+
+
+@hookspec
+def verigate_redactors() -> Sequence[Any]:
+    """Redactors applied to everything that leaves the process (see :mod:`verigate.redact`).
+
+    All results are concatenated and applied in order (built-ins first, then plug-ins by name); each redactor
+    only ever removes information — none can put back what another removed.
+    """
+
+
+# --------------------------------------------------------------------------------------------- decision stages
+
+
+@hookspec
+def verigate_structural_check(
+    candidate: Candidate, termination: Termination
+) -> Sequence[StructuralFinding] | None:
+    """Cheap structural checks run before anything else.
+
+    Findings of all handlers are concatenated. A finding with ``fixable=False`` skips the semantic judge.
+    """
+
+
+@hookspec
+def verigate_pre_verify(candidate: Candidate) -> Strengthen | None:
+    """PreVerify: return ``Strengthen(additional_misses, requirements)`` or ``None`` (continue).
+
+    Strengthen sets of all handlers are united. Any added missing code turns a pass into a retryable fail.
+    Any other return value is an invalid decision (``escalate_hook_error``).
+    """
+
+
+@hookspec
+def verigate_post_verify(candidate: Candidate, verdict: Verdict) -> PostDecision | None:
+    """PostVerify: ``PostDecision.accept()``, ``.revise(instruction)``, ``.escalate(reason)`` or ``None``.
+
+    Decisions combine by strictness: escalate > revise > accept. An accept of a failed verification becomes
+    ``escalate_invalid_accept``. ``revise`` needs a non-empty instruction.
+    """
+
+
+@hookspec
+def verigate_stop(candidate: Candidate, verdict: Verdict, action: str) -> StopDirective | None:
+    """Stop: ``StopDirective.finalize()``, ``.continue_(instruction)`` or ``None``.
+
+    ``action`` is the policy action after PostVerify. A CONTINUE is honoured only when the action is not an
+    escalation (it is recorded and ignored otherwise); instructions are input to the next attempt, never
+    authority. ``continue`` needs a non-empty instruction.
+    """

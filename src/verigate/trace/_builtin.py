@@ -1,0 +1,3 @@
+"""verigate's built-in trace plug-in: registered through the entry-point group like any third-party plug-in."""
+
+from __future__ import annotations
