@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from ._config import RedactionConfig
     from ._models import (
         Candidate,
         PostDecision,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         Termination,
         Verdict,
     )
+    from .redact._base import Redactor
 
 PROJECT = "verigate"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -72,11 +74,12 @@ def verigate_trace_rules() -> Mapping[str, Any]:
 
 
 @hookspec
-def verigate_redactors() -> Sequence[Any]:
+def verigate_redactors(config: RedactionConfig) -> Sequence[Redactor] | None:
     """Redactors applied to everything that leaves the process (see :mod:`verigate.redact`).
 
-    All results are concatenated and applied in order (built-ins first, then plug-ins by name); each redactor
-    only ever removes information — none can put back what another removed.
+    ``config`` is the ``redaction:`` section (which packs are active). All results are concatenated and
+    applied in order, plug-ins sorted by name; each redactor only ever removes information — none can put back
+    what another removed. A redactor that raises stops the egress (fail closed: nothing is sent or stored).
     """
 
 
