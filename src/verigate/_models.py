@@ -92,6 +92,14 @@ def _str_tuple(value: Any) -> tuple[str, ...]:
     return items
 
 
+def _observations(value: Any) -> tuple[ToolObservation, ...]:
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, ToolObservation):
+            raise TypeError(f"tool_calls must hold ToolObservation, got {type(item).__name__}")
+    return items
+
+
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value or {})
 
@@ -120,7 +128,7 @@ class Candidate:
 
     request: str
     final_text: str
-    tool_calls: tuple[ToolObservation, ...] = attrs.field(default=(), converter=tuple)
+    tool_calls: tuple[ToolObservation, ...] = attrs.field(default=(), converter=_observations)
     session_id: str = "default"
     turn_id: str = ""
     attempt: int = attrs.field(default=0, validator=attrs.validators.ge(0))

@@ -17,7 +17,7 @@ __all__ = ["Egress"]
 class Egress:
     """The redactors in force, applied in order; a redactor error propagates (nothing leaves unredacted)."""
 
-    redactors: tuple[Redactor, ...] = attrs.field(converter=tuple)
+    redactors: tuple[Redactor, ...]
 
     @classmethod
     def of(cls, results: Iterable[Sequence[Redactor] | None]) -> Egress:
@@ -58,7 +58,7 @@ class Egress:
             findings.extend(result.findings)
             return result.text
 
-        calls = []
+        calls: list[ToolObservation] = []
         for call in candidate.tool_calls:
             redacted_input, input_findings = self.value(dict(call.input))
             findings.extend(input_findings)
