@@ -98,14 +98,16 @@ def _register(manager: PluginManager, plugin: object, name: str, dist: tuple[str
         raise PluginError(f"plug-in {name!r} is registered twice: {exc}") from exc
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"plug-in {name!r} is invalid: {exc}") from exc
-    unknown = [
-        attr for attr in dir(plugin) if attr.startswith("verigate_") and not hasattr(manager.hook, attr)
-    ]
+    # pluggy creates a caller for every implemented name, so "unknown" means: a caller without a spec
+    unknown = sorted(
+        attr for attr in dir(plugin)
+        if attr.startswith("verigate_") and callable(getattr(plugin, attr, None))
+        and not (hasattr(manager.hook, attr) and getattr(manager.hook, attr).has_spec())
+    )
     if unknown:
         # a misspelt hook name would otherwise be ignored silently; refuse it instead
         manager.unregister(name=name)
-        raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(sorted(unknown))}")
-    manager.check_pending()
+        raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(unknown)}")
 
 
 def create_manager(plugins: Iterable[object | str] = (), *, entry_points: bool = True) -> PluginManager:

@@ -1,0 +1,108 @@
+"""Plug-in loading fails closed; `verigate plugins` lists what is loaded with distribution and version."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from verigate import PluginError, hookimpl, priority
+from verigate._plugins import BUILTIN_PLUGINS, create_manager, handlers, merged_registry
+
+
+class _Engines:
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    @hookimpl
+    def verigate_judge_engines(self) -> dict[str, object]:
+        return {name: object() for name in self.names}
+
+
+def test_builtins_are_registered_even_without_entry_points() -> None:
+    manager = create_manager(entry_points=False)
+    assert set(BUILTIN_PLUGINS) <= {name for name, _ in manager.list_name_plugin()}
+
+
+def test_misspelt_hook_name_is_refused() -> None:
+    class Misspelt:
+        @hookimpl
+        def verigate_pre_verfy(self, candidate: object) -> None:  # the typo is the point
+            return None
+
+    with pytest.raises(PluginError, match="verigate_pre_verfy"):
+        create_manager([Misspelt()], entry_points=False)
+
+
+def test_unimportable_plugin_module_is_refused() -> None:
+    with pytest.raises(PluginError, match="no_such_verigate_plugin"):
+        create_manager(["no_such_verigate_plugin"], entry_points=False)
+
+
+def test_wrong_hook_signature_is_refused() -> None:
+    class WrongArgs:
+        @hookimpl
+        def verigate_pre_verify(self, candidate: object, extra: object) -> None:
+            return None
+
+    with pytest.raises(PluginError, match="invalid"):
+        create_manager([WrongArgs()], entry_points=False)
+
+
+def test_duplicate_registry_names_are_refused() -> None:
+    manager = create_manager([_Engines("twin"), _Engines("twin")], entry_points=False)
+    with pytest.raises(PluginError, match="'twin' is registered by both"):
+        merged_registry(manager, "verigate_judge_engines")
+
+
+def test_registry_hook_that_raises_is_a_plugin_error() -> None:
+    class Broken:
+        @hookimpl
+        def verigate_model_clients(self) -> dict[str, object]:
+            raise RuntimeError("boom")
+
+    manager = create_manager([Broken()], entry_points=False)
+    with pytest.raises(PluginError, match="boom"):
+        merged_registry(manager, "verigate_model_clients")
+
+
+def test_stage_handlers_run_in_priority_then_name_order() -> None:
+    def make(name: str, rank: int | None) -> object:
+        def verigate_post_verify(candidate: object, verdict: object) -> None:
+            return None
+
+        function = hookimpl(verigate_post_verify if rank is None else priority(rank)(verigate_post_verify))
+        return type(name, (), {"verigate_post_verify": staticmethod(function), "__name__": name})()
+
+    plugins = [make("zeta", 10), make("alpha", None), make("beta", 10), make("first", 1)]
+    manager = create_manager(plugins, entry_points=False)
+    order = [handler.name for handler in handlers(manager, "verigate_post_verify")]
+    assert order == ["first", "beta", "zeta", "alpha"]
+
+
+def _run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "verigate", *args], capture_output=True, text=True,
+                          env=env, check=False, timeout=120)
+
+
+def test_plugins_command_lists_distribution_and_version() -> None:
+    result = _run_cli("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    for name in BUILTIN_PLUGINS:
+        assert listed[name]["distribution"] == "verigate"
+        assert listed[name]["version"]
+
+
+def test_broken_plugin_on_the_command_line_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "broken_plugin.py").write_text(textwrap.dedent("""
+        raise ImportError("this plug-in is broken on purpose")
+    """))
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    result = _run_cli("plugins", "--plugin", "broken_plugin", env=env)
+    assert result.returncode == 2
+    assert "broken on purpose" in result.stderr
