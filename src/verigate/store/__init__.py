@@ -1,0 +1,25 @@
+"""Where the gate keeps sessions, attempts, pending reviews and the hash-chained ledger (embedded: SQLite)."""
+
+from __future__ import annotations
+
+from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
+from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, verify_chain
+from ._clock import Clock
+from ._sqlite import DEFAULT_STORE_PATH, SqliteStore, open_store
+
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "GENESIS_HASH",
+    "Clock",
+    "LedgerRow",
+    "PendingReview",
+    "ReviewStatus",
+    "SessionRecord",
+    "SqliteStore",
+    "Store",
+    "TimelineRow",
+    "canonical_json",
+    "ledger_row_hash",
+    "open_store",
+    "verify_chain",
+]

@@ -1,0 +1,468 @@
+"""The embedded store: one SQLite file in WAL mode, shared safely by several processes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from .._errors import LedgerTamperedError, ReviewError, StoreError
+from .._models import SessionState
+from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
+from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, verify_chain
+from ._clock import Clock, format_timestamp, utc_now
+from ._schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["DEFAULT_STORE_PATH", "MEMORY", "SqliteStore", "open_store"]
+
+DEFAULT_STORE_PATH = ".verigate/verigate.db"
+MEMORY = ":memory:"
+#: ``resolved_by`` of reviews the store expired itself
+EXPIRY_ACTOR = "verigate:expiry"
+log = logging.getLogger("verigate.store")
+
+_REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pending_text, candidate, verdict, "
+                   "created_at, resolved_at, resolved_by, note")
+_LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
+_Decision = Literal["approved", "rejected", "expired"]
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SqliteStore:
+    """The :class:`Store` protocol on SQLite: every write is one ``BEGIN IMMEDIATE`` transaction.
+
+    ``path`` is a file (its folder is created) or ``:memory:``. ``lock_timeout_s`` is how long a write waits
+    for another process's write to finish (SQLite's busy timeout) before :class:`StoreError`. ``clock``
+    returns an aware datetime (injected by tests to drive review expiry). ``create=False`` refuses to start
+    a new store where none exists. One instance may be shared by threads; each process opens its own.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_STORE_PATH, *, lock_timeout_s: float = 30.0,
+                 clock: Clock | None = None, create: bool = True) -> None:
+        if not (isinstance(lock_timeout_s, int | float) and math.isfinite(lock_timeout_s) and lock_timeout_s >= 0):
+            raise StoreError(f"lock_timeout_s must be a finite number >= 0, got {lock_timeout_s!r}",
+                             field="lock_timeout_s")
+        self.path = str(path)
+        self.lock_timeout_s = float(lock_timeout_s)
+        self._clock: Clock = clock or utc_now
+        self._lock = threading.RLock()
+        self._memory = self.path == MEMORY
+        self._conn: sqlite3.Connection | None = self._connect(create)
+        try:
+            self._initialise()
+        except BaseException:
+            self.close()
+            raise
+
+    # connection, schema and error mapping
+
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        if not self._memory:
+            file = Path(self.path)
+            if not create and not file.exists():
+                raise StoreError("no store here (nothing has been recorded yet)", source=self.path)
+            if file.is_dir():
+                raise StoreError("is a folder, not a store file", source=self.path)
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the store's folder: {exc}", source=self.path) from exc
+        try:
+            # isolation_level=None: transactions are exactly the BEGIN IMMEDIATE … COMMIT this class issues
+            return sqlite3.connect(self.path, timeout=self.lock_timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._error(exc, "opening the store") from exc
+
+    def _initialise(self) -> None:
+        """Check the file, switch to WAL and migrate, retrying while another process is doing the same."""
+        deadline = time.monotonic() + self.lock_timeout_s
+        while True:
+            try:
+                self._initialise_once()
+                return
+            except sqlite3.OperationalError as exc:
+                # changing the journal mode can report busy without waiting on the busy timeout
+                if not self._is_locked(exc) or time.monotonic() >= deadline:
+                    raise self._error(exc, "opening the store") from exc
+                time.sleep(0.01)
+            except sqlite3.Error as exc:
+                raise self._error(exc, "opening the store") from exc
+
+    def _initialise_once(self) -> None:
+        conn = self._connection()
+        conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
+        version = self._check_version(conn)  # the first read: a file that is not a database fails here
+        if not self._memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._check_version(conn)  # another process may have migrated meanwhile
+            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise StoreError("is a SQLite database but not a verigate store (it has other tables and no "
+                                 "verigate schema version); it was left untouched", source=self.path)
+            for statements in MIGRATIONS[version:]:
+                for statement in statements:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if version < SCHEMA_VERSION:
+            log.info("store %s migrated from schema version %d to %d", self.path, version, SCHEMA_VERSION)
+
+    def _check_version(self, conn: sqlite3.Connection) -> int:
+        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store has schema version {version}, newer than this verigate understands "
+                             f"({SCHEMA_VERSION}); upgrade verigate to use it", source=self.path)
+        return version
+
+    @staticmethod
+    def _is_locked(exc: sqlite3.Error) -> bool:
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        text = str(exc).lower()
+        return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
+
+    def _error(self, exc: sqlite3.Error, doing: str) -> StoreError:
+        """Translate a sqlite3 error: callers only ever see StoreError naming the file."""
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        text = str(exc)
+        if self._is_locked(exc):
+            return StoreError(f"{doing}: the store is locked by another process or connection; gave up after "
+                              f"the lock timeout of {self.lock_timeout_s:g} s", source=self.path)
+        if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or "not a database" in text or "malformed" in text:
+            return StoreError(f"{doing}: not a SQLite database, or a damaged one ({text}); the file was left "
+                              "untouched", source=self.path)
+        return StoreError(f"{doing}: {text}", source=self.path)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("the store is closed", source=self.path)
+        return self._conn
+
+    @contextmanager
+    def _reading(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                raise self._error(exc, doing) from exc
+
+    @contextmanager
+    def _writing(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taking the write lock up front makes read-then-write steps atomic."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._error(exc, doing) from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        log.warning("store %s: rollback after a failed %s also failed", self.path, doing)
+                if isinstance(exc, sqlite3.Error):
+                    raise self._error(exc, doing) from exc
+                raise
+
+    def _now(self) -> str:
+        return format_timestamp(self._clock())
+
+    def _load(self, text: str, what: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise StoreError(f"stored {what} is not valid JSON: {exc}", source=self.path) from exc
+
+    # sessions and attempts
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        with self._reading("reading a session") as conn:
+            row = conn.execute("SELECT session_id, state, attempt, created_at, updated_at, follow_up FROM sessions "
+                               "WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None
+        return SessionRecord(session_id=row[0], state=row[1], attempt=row[2], created_at=row[3],
+                             updated_at=row[4], follow_up=row[5])
+
+    @staticmethod
+    def _upsert_session(conn: sqlite3.Connection, session_id: str, now: str, *, state: SessionState,
+                        attempt: int | None = None, follow_up: str | None = None) -> None:
+        """Create the session or update it; ``None`` leaves a column as it is."""
+        conn.execute(
+            "INSERT INTO sessions (session_id, state, attempt, follow_up, created_at, updated_at) "
+            "VALUES (?1, ?2, coalesce(?3, 0), coalesce(?4, ''), ?5, ?5) "
+            "ON CONFLICT (session_id) DO UPDATE SET state = ?2, attempt = coalesce(?3, attempt), "
+            "follow_up = coalesce(?4, follow_up), updated_at = ?5",
+            (session_id, state, attempt, follow_up, now))
+
+    def begin_attempt(self, session_id: str, attempt: int, candidate: Mapping[str, Any]) -> None:
+        """Store this attempt's candidate; the session is running at this attempt and its follow-up delivered."""
+        payload = canonical_json(candidate, field="candidate")
+        with self._writing("beginning an attempt") as conn:
+            now = self._now()
+            self._upsert_session(conn, session_id, now, state="running", attempt=attempt, follow_up="")
+            conn.execute("INSERT OR REPLACE INTO attempts (session_id, attempt, candidate, created_at) "
+                         "VALUES (?, ?, ?, ?)", (session_id, attempt, payload, now))
+
+    def attempts(self, session_id: str) -> Sequence[Mapping[str, Any]]:
+        with self._reading("reading attempts") as conn:
+            rows = conn.execute("SELECT candidate FROM attempts WHERE session_id = ? ORDER BY attempt",
+                                (session_id,)).fetchall()
+        return [self._load(row[0], "candidate") for row in rows]
+
+    def set_revise(self, session_id: str, next_attempt: int, follow_up: str) -> None:
+        with self._writing("recording a revise") as conn:
+            self._upsert_session(conn, session_id, self._now(), state="running", attempt=next_attempt,
+                                 follow_up=follow_up)
+
+    def set_session_state(self, session_id: str, state: SessionState) -> None:
+        with self._writing("setting the session state") as conn:
+            self._upsert_session(conn, session_id, self._now(), state=state)
+
+    def reset_request(self, session_id: str) -> None:
+        with self._writing("starting a new request") as conn:
+            self._upsert_session(conn, session_id, self._now(), state="running", attempt=0, follow_up="")
+            conn.execute("DELETE FROM attempts WHERE session_id = ?", (session_id,))
+
+    # checkpoints
+
+    def save_checkpoint(self, session_id: str, payload: Mapping[str, Any]) -> None:
+        text = canonical_json(payload, field="checkpoint")
+        with self._writing("saving a checkpoint") as conn:
+            conn.execute("INSERT INTO checkpoints (session_id, payload, created_at) VALUES (?, ?, ?)",
+                         (session_id, text, self._now()))
+
+    def latest_checkpoint(self, session_id: str) -> Mapping[str, Any] | None:
+        with self._reading("reading a checkpoint") as conn:
+            row = conn.execute("SELECT payload FROM checkpoints WHERE session_id = ? ORDER BY checkpoint_id DESC "
+                               "LIMIT 1", (session_id,)).fetchone()
+        return None if row is None else self._load(row[0], "checkpoint")
+
+    # pending reviews
+
+    def create_pending_review(self, session_id: str, *, policy_action: str, reason: str, pending_text: str,
+                              candidate: Mapping[str, Any], verdict: Mapping[str, Any] | None) -> str:
+        candidate_text = canonical_json(candidate, field="candidate")
+        verdict_text = None if verdict is None else canonical_json(verdict, field="verdict")
+        review_id = "rv_" + uuid.uuid4().hex
+        with self._writing("creating a pending review") as conn:
+            now = self._now()
+            self._upsert_session(conn, session_id, now, state="paused")
+            conn.execute(f"INSERT INTO pending_reviews ({_REVIEW_COLUMNS}) "
+                         "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, NULL, NULL, '')",
+                         (review_id, session_id, policy_action, reason, pending_text, candidate_text, verdict_text,
+                          now))
+        return review_id
+
+    def _review(self, row: Sequence[Any]) -> PendingReview:
+        return PendingReview(
+            review_id=row[0], session_id=row[1], status=row[2], policy_action=row[3], reason=row[4],
+            pending_text=row[5], candidate=self._load(row[6], "candidate"),
+            verdict=None if row[7] is None else self._load(row[7], "verdict"),
+            created_at=row[8], resolved_at=row[9], resolved_by=row[10], note=row[11])
+
+    def list_reviews(self, status: ReviewStatus | None = None) -> Sequence[PendingReview]:
+        """Reviews oldest first; ``status=None`` lists every status."""
+        with self._reading("listing reviews") as conn:
+            rows = conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM pending_reviews WHERE ?1 IS NULL OR status = ?1 "
+                                "ORDER BY created_at, review_id", (status,)).fetchall()
+        return [self._review(row) for row in rows]
+
+    def _select_review(self, conn: sqlite3.Connection, review_id: str) -> PendingReview:
+        row = conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM pending_reviews WHERE review_id = ?",
+                           (review_id,)).fetchone()
+        if row is None:
+            raise ReviewError(f"no review with id {review_id!r}", source=self.path, field="review_id")
+        return self._review(row)
+
+    def get_review(self, review_id: str) -> PendingReview:
+        with self._reading("reading a review") as conn:
+            return self._select_review(conn, review_id)
+
+    def approve_review(self, review_id: str, *, by: str, note: str = "") -> PendingReview:
+        """Release the held answer (``pending_text`` of the result) and complete the session."""
+        return self._resolve(review_id, "approved", by=by, note=note)
+
+    def reject_review(self, review_id: str, *, by: str, note: str = "") -> PendingReview:
+        return self._resolve(review_id, "rejected", by=by, note=note)
+
+    def _resolve(self, review_id: str, decision: Literal["approved", "rejected"], *, by: str,
+                 note: str) -> PendingReview:
+        if not by.strip():
+            raise ReviewError("a resolution must name who decided (by)", field="by")
+        with self._writing("resolving a review") as conn:
+            review = self._select_review(conn, review_id)
+            # an expired review counts as rejected, so rejecting it again changes nothing
+            already = review.status == decision or (decision == "rejected" and review.status == "expired")
+            if already:
+                return review
+            if review.status != "pending":
+                raise ReviewError(f"review {review_id!r} is already {review.status}; it cannot be {decision}",
+                                  source=self.path, field="review_id")
+            self._record_resolution(conn, review, decision, by=by, note=note, now=self._now())
+            return self._select_review(conn, review_id)
+
+    def _record_resolution(self, conn: sqlite3.Connection, review: PendingReview, decision: _Decision, *,
+                           by: str, note: str, now: str) -> None:
+        conn.execute("UPDATE pending_reviews SET status = ?, resolved_at = ?, resolved_by = ?, note = ? "
+                     "WHERE review_id = ?", (decision, now, by, note, review.review_id))
+        # a session that moved on (a new request is running) is not completed or ended by an old review
+        conn.execute("UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state = 'paused'",
+                     ("completed" if decision == "approved" else "ended", now, review.session_id))
+        event = {"review_id": review.review_id, "decision": decision, "by": by, "note_sha256": _sha256(note)}
+        self._insert_timeline(conn, review.session_id, "review", event, now)
+        self._insert_ledger(conn, "review_resolution", {**event, "session_id": review.session_id}, now)
+
+    def expire_reviews(self, older_than_s: float) -> Sequence[str]:
+        """Mark pending reviews created more than ``older_than_s`` ago ``expired`` (their sessions end)."""
+        if not (isinstance(older_than_s, int | float) and math.isfinite(older_than_s) and older_than_s >= 0):
+            raise StoreError(f"older_than_s must be a finite number >= 0, got {older_than_s!r}",
+                             field="older_than_s")
+        with self._writing("expiring reviews") as conn:
+            moment = self._clock()
+            now = format_timestamp(moment)
+            cutoff = format_timestamp(moment - timedelta(seconds=older_than_s))
+            rows = conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM pending_reviews WHERE status = 'pending' "
+                                "AND created_at < ? ORDER BY created_at, review_id", (cutoff,)).fetchall()
+            expired = [self._review(row) for row in rows]
+            for review in expired:
+                self._record_resolution(conn, review, "expired", by=EXPIRY_ACTOR,
+                                        note=f"not resolved within {older_than_s:g} s", now=now)
+        return [review.review_id for review in expired]
+
+    # records
+
+    @staticmethod
+    def _insert_timeline(conn: sqlite3.Connection, session_id: str, kind: str, payload: Mapping[str, Any],
+                         now: str) -> None:
+        conn.execute("INSERT INTO timeline (session_id, kind, payload, created_at) VALUES (?, ?, ?, ?)",
+                     (session_id, kind, canonical_json(payload, field="payload"), now))
+
+    def append_timeline(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
+        canonical_json(payload, field="payload")  # refuse an unstorable payload before taking the write lock
+        with self._writing("appending a timeline row") as conn:
+            self._insert_timeline(conn, session_id, kind, payload, self._now())
+
+    def timeline(self, session_id: str) -> Sequence[TimelineRow]:
+        with self._reading("reading the timeline") as conn:
+            rows = conn.execute("SELECT row_id, session_id, kind, payload, created_at FROM timeline "
+                                "WHERE session_id = ? ORDER BY row_id", (session_id,)).fetchall()
+        return [TimelineRow(row_id=row[0], session_id=row[1], kind=row[2],
+                            payload=self._load(row[3], "timeline payload"), created_at=row[4]) for row in rows]
+
+    def _insert_ledger(self, conn: sqlite3.Connection, kind: str, payload: Mapping[str, Any],
+                       now: str) -> LedgerRow:
+        """Chain a row onto the last one; the caller's IMMEDIATE transaction keeps concurrent appenders in line."""
+        payload = self._load(canonical_json(payload, field="payload"), "ledger payload")  # the stored form
+        last = conn.execute("SELECT seq, row_hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
+        row = LedgerRow(seq=seq, kind=kind, payload=payload, created_at=now, prev_hash=prev_hash,
+                        row_hash=ledger_row_hash(prev_hash, seq, kind, payload, now))
+        conn.execute(f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                     (seq, kind, canonical_json(payload), now, prev_hash, row.row_hash))
+        conn.execute("UPDATE ledger_head SET seq = ?, row_hash = ? WHERE one = 1", (seq, row.row_hash))
+        return row
+
+    def append_ledger(self, kind: str, payload: Mapping[str, Any]) -> LedgerRow:
+        canonical_json(payload, field="payload")
+        with self._writing("appending a ledger row") as conn:
+            return self._insert_ledger(conn, kind, payload, self._now())
+
+    def _ledger_rows(self, conn: sqlite3.Connection) -> Iterator[LedgerRow]:
+        for seq, kind, payload, created_at, prev_hash, row_hash in conn.execute(
+                f"SELECT {_LEDGER_COLUMNS} FROM ledger ORDER BY seq"):
+            try:
+                loaded = json.loads(payload)
+            except (TypeError, ValueError) as exc:
+                raise LedgerTamperedError(f"payload is not valid JSON ({exc})", source=self.path,
+                                          field=f"seq {seq}") from exc
+            yield LedgerRow(seq=seq, kind=kind, payload=loaded, created_at=created_at, prev_hash=prev_hash,
+                            row_hash=row_hash)
+
+    def ledger(self) -> Sequence[LedgerRow]:
+        with self._reading("reading the ledger") as conn:
+            return list(self._ledger_rows(conn))
+
+    def verify_ledger(self) -> int:
+        """Re-hash the chain and check it against the recorded head; raise naming the first bad ``seq``."""
+        with self._reading("verifying the ledger") as conn:
+            # one read transaction: a concurrent append cannot slip in between the head and the rows
+            conn.execute("BEGIN")
+            try:
+                head = conn.execute("SELECT seq, row_hash FROM ledger_head WHERE one = 1").fetchone()
+                if head is None:
+                    raise LedgerTamperedError("the recorded ledger head is missing", source=self.path,
+                                              field="seq 1")
+                return verify_chain(self._ledger_rows(conn), source=self.path, head=(head[0], head[1]))
+            finally:
+                conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                try:
+                    conn.close()
+                except sqlite3.Error as exc:
+                    raise self._error(exc, "closing the store") from exc
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+
+def _sqlite_path(url: str) -> str:
+    """A file path, ``:memory:``, or a SQLAlchemy-style ``sqlite:///relative`` / ``sqlite:////absolute`` URL."""
+    if url in (MEMORY, "sqlite://", "sqlite:///" + MEMORY):
+        return MEMORY
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+    elif url.startswith("sqlite:"):
+        raise StoreError("a SQLite URL is sqlite:///relative/path or sqlite:////absolute/path", source=url)
+    elif "://" in url:
+        scheme = url.split("://", 1)[0]
+        raise StoreError(f"no built-in store for {scheme!r} URLs; give the Gate an object implementing "
+                         "verigate.store.Store instead", source=url)
+    else:
+        path = url
+    if not path:
+        raise StoreError("the store URL names no file", source=url)
+    return str(Path(path).expanduser())
+
+
+def open_store(url: str = DEFAULT_STORE_PATH, *, lock_timeout_s: float = 30.0, clock: Clock | None = None,
+               create: bool = True) -> Store:
+    """Open (creating it and its folder unless ``create=False``) the embedded store named by ``url``."""
+    return SqliteStore(_sqlite_path(url), lock_timeout_s=lock_timeout_s, clock=clock, create=create)
