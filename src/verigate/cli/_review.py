@@ -1,0 +1,142 @@
+"""``verigate review``: list, show, approve (releases the held answer) and reject pending reviews."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import PendingReview, Store
+
+__all__ = ["main", "open_cli_store"]
+
+_STATUSES = ("pending", "approved", "rejected", "expired", "all")
+_TEXT_WIDTH = 60
+
+
+def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
+    """The store named by ``--store``, else by ./verigate.yaml (or the default); never creates one.
+
+    With ``expire``, pending reviews older than ``store.review_expiry_s`` are expired first, so a listing
+    never offers a review that is already too old to be approved.
+    """
+    from .._config import load_config
+    from ..store import open_store
+
+    config = load_config().store
+    store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False)
+    if expire and config.review_expiry_s is not None:
+        for review_id in store.expire_reviews(config.review_expiry_s):
+            print(f"expired {review_id} (older than {config.review_expiry_s:g} s)", file=sys.stderr)
+    return store
+
+
+def _default_by() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment nor in the password database
+        return "unknown"
+
+
+def _age(created_at: str, now: datetime) -> str:
+    from ..store._clock import parse_timestamp
+
+    seconds = max(0, int((now - parse_timestamp(created_at)).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= _TEXT_WIDTH else line[: _TEXT_WIDTH - 1] + "…"
+
+
+def _as_json(review: PendingReview) -> dict[str, Any]:
+    import attrs
+
+    return attrs.asdict(review, recurse=False)
+
+
+def _table(reviews: Sequence[PendingReview]) -> str:
+    now = datetime.now(UTC)
+    header = ("ID", "SESSION", "AGE", "STATUS", "ACTION", "REASON", "TEXT")
+    rows = [(r.review_id, r.session_id, _age(r.created_at, now), r.status, r.policy_action, r.reason,
+             _first_line(r.pending_text)) for r in reviews]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    return "\n".join("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)),
+                                row[-1]]).rstrip() for row in [header, *rows])
+
+
+def _show(review: PendingReview) -> str:
+    lines = [f"{label:<13} {value}" for label, value in (
+        ("review", review.review_id), ("session", review.session_id), ("status", review.status),
+        ("action", review.policy_action), ("reason", review.reason), ("created", review.created_at),
+        ("resolved", review.resolved_at or "-"), ("resolved by", review.resolved_by or "-"),
+        ("note", review.note or "-"))]
+    verdict = json.dumps(review.verdict, indent=2, ensure_ascii=False) if review.verdict is not None else "-"
+    lines += ["verdict", verdict, "held answer", review.pending_text]
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verigate review", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    store_help = "store file or sqlite:/// URL (default: store.url of ./verigate.yaml, else .verigate/verigate.db)"
+
+    listing = commands.add_parser("list", help="list reviews (pending by default)")
+    listing.add_argument("--status", choices=_STATUSES, default="pending")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument("--store", metavar="PATH", help=store_help)
+
+    show = commands.add_parser("show", help="show one review with its held answer")
+    show.add_argument("review_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+    show.add_argument("--store", metavar="PATH", help=store_help)
+
+    for name, help_text in (("approve", "release the held answer (printed to stdout) and complete the session"),
+                            ("reject", "reject the held answer and end the session")):
+        resolve = commands.add_parser(name, help=help_text)
+        resolve.add_argument("review_id", metavar="ID")
+        resolve.add_argument("--by", default=None, help="who decides (default: the OS user name)")
+        resolve.add_argument("--note", default="", help="why (the ledger keeps its sha256)")
+        resolve.add_argument("--store", metavar="PATH", help=store_help)
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    store = open_cli_store(args.store, expire=True)
+    try:
+        if args.command == "list":
+            reviews = store.list_reviews(None if args.status == "all" else args.status)
+            if args.json:
+                print(json.dumps([_as_json(review) for review in reviews], indent=2, ensure_ascii=False))
+            elif reviews:
+                print(_table(reviews))
+            else:
+                print(f"no {'' if args.status == 'all' else args.status + ' '}reviews")
+        elif args.command == "show":
+            review = store.get_review(args.review_id)
+            print(json.dumps(_as_json(review), indent=2, ensure_ascii=False) if args.json else _show(review))
+        elif args.command == "approve":
+            review = store.approve_review(args.review_id, by=_by(args.by), note=args.note)
+            print(f"approved {review.review_id} by {review.resolved_by}; the released answer follows on stdout",
+                  file=sys.stderr)
+            print(review.pending_text)
+        else:
+            review = store.reject_review(args.review_id, by=_by(args.by), note=args.note)
+            print(f"{review.status} {review.review_id} by {review.resolved_by}; session {review.session_id} ended")
+    finally:
+        store.close()
+    return 0
+
+
+def _by(value: str | None) -> str:
+    return _default_by() if value is None else value
