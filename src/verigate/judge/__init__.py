@@ -1,0 +1,69 @@
+"""Judges: the engine and model-client interfaces, ``llm_judge``, ``jev`` and the ``callable`` client."""
+
+from __future__ import annotations
+
+from ._base import (
+    MAX_JUDGE_TIMEOUT_S,
+    ChatRequest,
+    DecisionClient,
+    JudgeCaps,
+    JudgeConfig,
+    JudgeEngine,
+    JudgeEngineFactory,
+    JudgeRequest,
+    ModelClient,
+    ModelClientFactory,
+)
+from ._callable import CallableClient
+from ._clients import (
+    DEFAULT_MAX_REPLY_BYTES,
+    api_key_from_env,
+    bounded_timeout,
+    describe,
+    http_status_error,
+    is_loopback_url,
+    option,
+    read_capped,
+    require_model,
+)
+from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
+from ._llm import LLMJudge
+from ._prompt import build_chat_request, neutralise, wire_schema
+from ._trust import check_trust, prepare_request
+from ._verdict import VERDICT_SCHEMA, extract_json_objects, parse_verdict
+
+__all__ = [
+    "DEFAULT_JEV_MODEL",
+    "DEFAULT_MAX_REPLY_BYTES",
+    "MAX_JUDGE_TIMEOUT_S",
+    "VERDICT_OPTIONS",
+    "VERDICT_SCHEMA",
+    "CallableClient",
+    "ChatRequest",
+    "DecisionClient",
+    "JevJudge",
+    "JudgeCaps",
+    "JudgeConfig",
+    "JudgeEngine",
+    "JudgeEngineFactory",
+    "JudgeRequest",
+    "LLMJudge",
+    "ModelClient",
+    "ModelClientFactory",
+    "api_key_from_env",
+    "bounded_timeout",
+    "build_chat_request",
+    "check_trust",
+    "describe",
+    "extract_json_objects",
+    "http_status_error",
+    "is_loopback_url",
+    "jev_request_body",
+    "neutralise",
+    "option",
+    "parse_verdict",
+    "prepare_request",
+    "read_capped",
+    "require_model",
+    "wire_schema",
+]

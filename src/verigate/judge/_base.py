@@ -12,6 +12,7 @@ from .._models import Candidate, Verdict
 __all__ = [
     "MAX_JUDGE_TIMEOUT_S",
     "ChatRequest",
+    "DecisionClient",
     "JudgeCaps",
     "JudgeConfig",
     "JudgeEngine",
@@ -92,6 +93,18 @@ class ModelClient(Protocol):
     """
 
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str: ...
+
+
+@runtime_checkable
+class DecisionClient(Protocol):
+    """A decision-model client (Jev System One): posts one request body, returns the parsed reply object.
+
+    ``body`` is ``{model, state, questions}``; the reply is ``{model, answers, usage}``. Raises
+    :class:`verigate.JudgeError` with a reason code on failure (``missing_jev_key``, ``judge_http_<status>``,
+    ``judge_timeout``, ``judge_transport_error``, ``invalid_jev_response``).
+    """
+
+    async def decide(self, body: Mapping[str, Any], *, timeout_s: float) -> Mapping[str, Any]: ...
 
 
 @runtime_checkable

@@ -1,0 +1,96 @@
+"""Helpers shared by model-client plug-ins: options, API keys, loopback detection, capped reads, HTTP errors."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from .._errors import ConfigError, JudgeError
+from ._base import MAX_JUDGE_TIMEOUT_S, JudgeConfig
+
+__all__ = [
+    "DEFAULT_MAX_REPLY_BYTES",
+    "api_key_from_env",
+    "bounded_timeout",
+    "describe",
+    "http_status_error",
+    "is_loopback_url",
+    "option",
+    "read_capped",
+    "require_model",
+]
+
+#: the most a model client accepts from a server before it gives up (``options.max_reply_bytes`` changes it)
+DEFAULT_MAX_REPLY_BYTES = 1_000_000
+_T = TypeVar("_T")
+
+
+def option(config: JudgeConfig, name: str, kind: type[_T], default: _T) -> _T:
+    """``config.options[name]`` checked against ``kind``; a wrong type is a ConfigError naming the field."""
+    value = config.options.get(name, default)
+    # bool is an int subclass: an int option given ``true`` is a mistake, not 1
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ConfigError(
+            f"must be {kind.__name__}, got {type(value).__name__}", field=f"judge.options.{name}"
+        )
+    return value
+
+
+def api_key_from_env(config: JudgeConfig, default_env: str) -> str | None:
+    """The key in the environment variable ``config.api_key_env`` (or ``default_env``); None when unset or empty.
+
+    Keys are only ever read from the environment, never from configuration files, and never logged.
+    """
+    return os.environ.get(config.api_key_env or default_env) or None
+
+
+def is_loopback_url(url: str | None) -> bool:
+    """True when ``url`` points at this machine (localhost, 127.0.0.0/8, ::1)."""
+    if not url:
+        return False
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bounded_timeout(timeout_s: float) -> float:
+    """The timeout a client may use: never above verigate's 120 s cap; ≤ 0 means the time budget is gone."""
+    if timeout_s <= 0:
+        raise JudgeError("verification_time_budget_exhausted", "no time is left for the judge")
+    return min(timeout_s, MAX_JUDGE_TIMEOUT_S)
+
+
+def http_status_error(status: int, detail: str = "") -> JudgeError:
+    """``judge_http_<status>``: every HTTP error status, 429 and 5xx included (never retried past the deadline)."""
+    suffix = f": {detail}" if detail else ""
+    return JudgeError(f"judge_http_{status}", f"the judge server answered HTTP {status}{suffix}")
+
+
+async def read_capped(chunks: AsyncIterator[bytes], limit: int, *, reason: str = "invalid_judge_response") -> bytes:
+    """Read an async byte stream, refusing (JudgeError ``reason``) once it passes ``limit`` bytes."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            raise JudgeError(reason, f"the reply is larger than {limit} bytes")
+    return bytes(body)
+
+
+def require_model(config: JudgeConfig, client: str) -> str:
+    """``config.model``, which every hosted client needs."""
+    if not config.model:
+        raise ConfigError(f"client {client!r} needs a model name", field="judge.model")
+    return config.model
+
+
+def describe(value: Any) -> str:
+    """A short, key-free description of an exception for a JudgeError message."""
+    text = str(value).splitlines()[0] if str(value) else ""
+    return f"{type(value).__name__}: {text[:200]}" if text else type(value).__name__

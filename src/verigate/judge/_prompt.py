@@ -1,0 +1,130 @@
+"""The judge's view of a candidate: capped, truncation-marked, delimited data that cannot forge its delimiters."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Mapping
+from typing import Any
+
+from .._data import read_text
+from .._errors import SchemaError
+from .._models import ToolObservation
+from ._base import ChatRequest, JudgeCaps, JudgeRequest
+
+__all__ = [
+    "DELIMITER",
+    "build_chat_request",
+    "capped",
+    "neutralise",
+    "observation_view",
+    "recent_observations",
+    "wire_schema",
+]
+
+#: data blocks open with ``<<<BEGIN name>>>`` and close with ``<<<END name>>>`` (prompts/judge_user.txt)
+DELIMITER = "<<<"
+_RUNS = re.compile(r"<{3,}|>{3,}")
+#: keywords every structured-output API accepts; the full schema is enforced locally after the reply
+_WIRE_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "description"})
+
+
+def neutralise(text: str) -> str:
+    """Break every run of three or more ``<`` or ``>`` so data can never open or close a data block."""
+    return _RUNS.sub(lambda match: " ".join(match.group()), text)
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with the cut marked so the judge knows part is missing."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[truncated: {limit} of {len(text)} characters shown]"
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def observation_view(observation: ToolObservation, caps: JudgeCaps) -> dict[str, Any]:
+    """One tool observation as the judge sees it: result, input and the other fields each capped."""
+    status = {True: "ok", False: "error", None: "unknown"}[observation.ok]
+    return {
+        "tool": capped(observation.name, caps.observation_other_chars),
+        "status": status,
+        "input": capped(_compact_json(dict(observation.input)), caps.observation_input_chars),
+        "result": capped(observation.output, caps.observation_result_chars),
+    }
+
+
+def recent_observations(observations: tuple[ToolObservation, ...], caps: JudgeCaps) -> tuple[list[dict[str, Any]], int]:
+    """The last ``caps.observations`` observations as views, and how many earlier ones were left out."""
+    kept = observations[-caps.observations:] if caps.observations else ()
+    return [observation_view(item, caps) for item in kept], len(observations) - len(kept)
+
+
+def _observations_text(request: JudgeRequest, caps: JudgeCaps) -> str:
+    views, omitted = recent_observations(request.candidate.tool_calls, caps)
+    lines = [f"[truncated: {omitted} earlier tool calls not shown]"] if omitted else []
+    if not views and not omitted:
+        return "(the agent made no tool calls)"
+    for number, view in enumerate(views, start=omitted + 1):
+        lines.append(f"#{number} {view['tool']} ({view['status']})")
+        lines.append(f"input: {view['input']}")
+        lines.append(f"result: {view['result']}")
+    return "\n".join(lines)
+
+
+def _rubric_text(request: JudgeRequest, caps: JudgeCaps) -> str:
+    lines = ["requirements:"]
+    # requirements come from the runtime and PreVerify hooks; each is capped like the request itself
+    lines += [f"- {capped(item, caps.request_chars)}" for item in request.requirements] or [
+        "- (none beyond the request)"
+    ]
+    if request.known_misses:
+        lines.append("already failed (deterministic checks; list these codes in rubric_misses):")
+        lines += [f"- {capped(code, caps.observation_other_chars)}" for code in request.known_misses]
+    return "\n".join(lines)
+
+
+def _template(name: str) -> string.Template:
+    return string.Template(read_text("prompts", name))
+
+
+def wire_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The verdict schema reduced to the subset every structured-output API accepts (no length/range/pattern)."""
+
+    def reduce(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            kept: dict[str, Any] = {}
+            for key, value in node.items():
+                if key == "properties":
+                    kept[key] = {name: reduce(item) for name, item in value.items()}
+                elif key in _WIRE_KEYWORDS:
+                    kept[key] = reduce(value)
+            return kept
+        if isinstance(node, list):
+            return [reduce(item) for item in node]
+        return node
+
+    reduced: dict[str, Any] = reduce(schema)
+    return reduced
+
+
+def build_chat_request(
+    request: JudgeRequest, caps: JudgeCaps, *, response_schema: Mapping[str, Any] | None
+) -> ChatRequest:
+    """System and user prompt for one judgment; every piece of data is capped and neutralised."""
+    candidate = request.candidate
+    values = {
+        "request": capped(candidate.request, caps.request_chars),
+        "final_answer": capped(candidate.final_text, caps.candidate_chars) or "(empty)",
+        "observations": _observations_text(request, caps),
+        "rubric": _rubric_text(request, caps),
+    }
+    try:
+        user = _template("judge_user.txt").substitute({key: neutralise(value) for key, value in values.items()})
+        system = _template("judge_system.txt").template
+    except (KeyError, ValueError) as exc:
+        raise SchemaError(f"prompts/judge_user.txt has a bad placeholder: {exc}") from exc
+    return ChatRequest(system=system, user=user, response_schema=response_schema)
