@@ -1,0 +1,45 @@
+"""Canonical JSON hashing and the byte-exact EV serialization (pure)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+__all__ = [
+    "COMMIT_SHA",
+    "ISO_UTC",
+    "SHA256_HASH",
+    "TASK_ID",
+    "canonical_hash",
+    "dump_record",
+    "same_json",
+    "sha256_of_bytes",
+]
+
+ISO_UTC = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+COMMIT_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+SHA256_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+TASK_ID = re.compile(r"^TASK-[0-9]{4}$")
+
+
+def canonical_hash(value: Any) -> str:
+    """``sha256:`` + hex SHA-256 of the value as sorted, compact, ASCII-escaped JSON."""
+    encoded = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("utf-8")
+    return "sha256:" + hashlib.sha256(encoded).hexdigest()
+
+
+def sha256_of_bytes(data: bytes) -> str:
+    """``sha256:`` + hex SHA-256 of raw file bytes (no normalisation)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def dump_record(record: Any) -> str:
+    """The EV / c3.json text form: sorted keys, indent 2, non-ASCII literal, one trailing newline."""
+    return json.dumps(record, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Equality as JSON text, so ``1`` differs from ``1.0`` and ``True`` (Python's ``==`` says they are equal)."""
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)

@@ -1,0 +1,104 @@
+"""Privacy rules of the EV contract §7: input key scan, value reduction, and the output check (pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = [
+    "ACCOUNT_KEYS",
+    "FORBIDDEN_KEYS",
+    "Escalation",
+    "check_output_privacy",
+    "redact",
+    "scan_input_keys",
+]
+
+#: the 14 keys that must never appear in an EV (kept here, never registered as schema properties)
+FORBIDDEN_KEYS = frozenset({
+    "file_path", "file_paths", "stack_trace", "stacktrace", "command_output", "stdout", "stderr",
+    "raw_response", "raw_request", "api_key", "user_prompt", "system_prompt", "prompt_text", "absolute_path",
+})
+#: keys that identify an account
+ACCOUNT_KEYS = frozenset({"account", "actor", "author", "github_user", "login", "owner", "user", "username"})
+
+#: an escalation item as (kind, detail)
+Escalation = tuple[str, str]
+
+_URL = re.compile(r"https?://[^\s\"']+")
+_PR = re.compile(r"/pull/([0-9]+)")
+_COMMENT = re.compile(r"#issuecomment-([0-9]+)")
+_ABSOLUTE = re.compile(r"(^/|/Users/)")
+_ABSOLUTE_PART = re.compile(r"(?<![A-Za-z0-9])/[^\s\"']*")
+_HANDLE = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+")
+_ACCOUNT_VALUE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
+
+URL_REDUCED: Escalation = ("privacy_url_reduced", "URL を番号参照へ還元した")
+PATH_REDUCED: Escalation = ("privacy_absolute_path", "絶対パスを含む入力値を還元した")
+HANDLE_REDUCED: Escalation = ("privacy_account_handle", "account handle を含む入力値を還元した")
+
+
+def _walk_keys(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _walk_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk_keys(item)
+
+
+def scan_input_keys(value: Any, label: str) -> list[Escalation]:
+    """Escalations for forbidden and account keys at any depth of an input; values are never copied."""
+    found: list[Escalation] = []
+    for key in _walk_keys(value):
+        if key in FORBIDDEN_KEYS:
+            found.append(("privacy_forbidden_key", f"{label}: {key}"))
+        elif key in ACCOUNT_KEYS:
+            found.append(("privacy_account_key", f"{label}: {key}"))
+    return found
+
+
+def _reduce_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    parts = [f"pr:{pr.group(1)}" for pr in [_PR.search(url)] if pr]
+    parts += [f"comment:{comment.group(1)}" for comment in [_COMMENT.search(url)] if comment]
+    return "#".join(parts) or "ref:redacted"
+
+
+def redact(text: str) -> tuple[str, list[Escalation]]:
+    """Reduce URLs to number references, absolute paths and @handles to placeholders; log each reduction."""
+    escalations: list[Escalation] = []
+    reduced, urls = _URL.subn(_reduce_url, text)
+    if urls:
+        escalations.append(URL_REDUCED)
+    if _ABSOLUTE.search(reduced):
+        escalations.append(PATH_REDUCED)
+        reduced = _ABSOLUTE_PART.sub("path:redacted", reduced)
+    if _HANDLE.search(reduced):
+        escalations.append(HANDLE_REDUCED)
+        reduced = _HANDLE.sub("account:redacted", reduced)
+    return reduced, escalations
+
+
+def check_output_privacy(record: Any, path: str = "") -> list[str]:
+    """Every privacy violation in an EV (keys and string values at any depth); empty means clean."""
+    reasons: list[str] = []
+    if isinstance(record, dict):
+        for key, item in record.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in FORBIDDEN_KEYS:
+                reasons.append(f"{where}: forbidden key")
+            elif key in ACCOUNT_KEYS:
+                reasons.append(f"{where}: account key")
+            reasons += check_output_privacy(item, where)
+    elif isinstance(record, list):
+        for index, item in enumerate(record):
+            reasons += check_output_privacy(item, f"{path}[{index}]")
+    elif isinstance(record, str):
+        if _ABSOLUTE.search(record):
+            reasons.append(f"{path}: 絶対パスを含む値")
+        if _ACCOUNT_VALUE.search(record):
+            reasons.append(f"{path}: URL または account 識別子を含む値")
+    return reasons

@@ -1,0 +1,239 @@
+"""The pure RunEvidence producer: a function of the read sources and the injected values, byte-deterministic."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .._errors import EvidenceError
+from ._arbiter import records_for_run
+from ._c3 import check_c3
+from ._canonical import ISO_UTC, SHA256_HASH
+from ._delivery import (
+    UNAVAILABLE,
+    derive_delivery_fields,
+    derive_quality_metrics,
+    derive_terminal_state,
+    unknown_kinds,
+)
+from ._privacy import Escalation, check_output_privacy, redact, scan_input_keys
+
+__all__ = ["HARNESS_KEYS", "SCHEMA_VERSION", "Injected", "TaskSources", "build_evidence", "check_harness_version"]
+
+SCHEMA_VERSION = "1.0"
+HARNESS_KEYS = ("cli_version", "corpus_hash", "plugin_version")
+DRIFT_UNCHECKED: Escalation = (
+    "harness_drift_unchecked", "--harness-version-end 未注入のため AC-12 の drift 検査を実行していない",
+)
+
+
+@attrs.frozen
+class TaskSources:
+    """Everything the source readers read for one task folder (the producer opens nothing itself)."""
+
+    task_name: str
+    c3_ref: str
+    record_ref: str | None
+    c3: Mapping[str, Any]
+    artifacts: Mapping[str, bytes | None]
+    entries: tuple[Mapping[str, Any], ...]
+    arbiter_records: tuple[Any, ...] = ()
+
+
+@attrs.frozen
+class Injected:
+    """The caller's run context; JSON-valued flags may be given as text (as on the command line) or parsed."""
+
+    now: str | None
+    started_at: str | None
+    repository: str | None
+    run_id: str | None
+    harness_version: Any
+    harness_version_end: Any = None
+    pr_number: str | int | None = None
+    routing_decisions: Any = None
+    observation: str | None = None
+    cause_hypothesis: str | None = None
+    evidence_refs: tuple[str, ...] = ()
+
+
+def _json_flag(value: Any, flag: str, errors: list[str]) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        errors.append(f"{flag} is not JSON: {exc.msg}")
+        return None
+
+
+def _harness_object(value: Any, flag: str) -> list[str]:
+    if not (isinstance(value, dict) and sorted(value) == list(HARNESS_KEYS)):
+        return [f"{flag} must be an object with exactly {list(HARNESS_KEYS)}"]
+    errors = [f"{flag} {key} must be a non-empty string" for key in ("cli_version", "plugin_version")
+              if not (isinstance(value[key], str) and value[key])]
+    if not (isinstance(value["corpus_hash"], str) and SHA256_HASH.match(value["corpus_hash"])):
+        errors.append(f"{flag} corpus_hash {value['corpus_hash']!r} is not sha256:<64 hex>")
+    return errors
+
+
+def check_harness_version(start: Any, end: Any) -> tuple[Any, list[str], list[Escalation]]:
+    """The start harness_version (or "unavailable"), errors, and the unchecked-drift escalation (AC-12)."""
+    errors: list[str] = []
+    if start is None:
+        return UNAVAILABLE, ["--harness-version is required (fail-closed)"], []
+    start = _json_flag(start, "--harness-version", errors)
+    errors += _harness_object(start, "--harness-version") if not errors else []
+    if end is None:
+        return (UNAVAILABLE if errors else start), errors, [DRIFT_UNCHECKED]
+    end_errors: list[str] = []
+    end = _json_flag(end, "--harness-version-end", end_errors)
+    end_errors += _harness_object(end, "--harness-version-end") if not end_errors else []
+    if not errors and not end_errors:
+        end_errors = [f"harness_version drift in {key}: {start[key]!r} at start, {end[key]!r} at end (AC-12)"
+                      for key in HARNESS_KEYS if start[key] != end[key]]
+    return (UNAVAILABLE if errors else start), errors + end_errors, []
+
+
+def _injected_errors(injected: Injected) -> list[str]:
+    errors = [f"{flag} is required and must be YYYY-MM-DDTHH:MM:SSZ (fail-closed)"
+              for flag, value in (("--now", injected.now), ("--started-at", injected.started_at))
+              if not (isinstance(value, str) and ISO_UTC.match(value))]
+    if not injected.repository or "/" in injected.repository:
+        errors.append(f"--repository is required and must be the repo name without its owner, "
+                      f"got {injected.repository!r}")
+    if not injected.run_id:
+        errors.append("--run-id is required and must be non-empty (fail-closed)")
+    for ref in injected.evidence_refs:
+        if not ref or ref.startswith("/") or "/Users/" in ref or ".." in ref.split("/") or ":" in ref:
+            errors.append(f"--evidence-ref {ref!r}: repo-relative paths only (絶対パス・URL・.. は不可)")
+    return errors
+
+
+def _pr_number(value: str | int | None, errors: list[str]) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    errors.append(f"--pr-number {value!r} must be all digits")
+    return None
+
+
+def _routing(value: Any, errors: list[str]) -> Any:
+    if value is None:
+        return UNAVAILABLE
+    routing = _json_flag(value, "--routing-decisions", errors)
+    if not isinstance(routing, list):
+        errors.append("--routing-decisions must be a JSON array")
+        return UNAVAILABLE
+    return routing
+
+
+def _human_interventions(
+    decision: Any, entries: Sequence[Mapping[str, Any]], arbiter: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, str]], list[Escalation]]:
+    items: list[dict[str, str]] = []
+    escalations: list[Escalation] = []
+    if decision in ("HUMAN_ESCALATED", "BLOCKED"):
+        items.append({"kind": "c3_prime_decision", "detail": decision})
+    for entry in entries:
+        kind = entry.get("kind")
+        if kind == "state" and entry.get("state") == "HUMAN_ESCALATED":
+            items.append({"kind": "delivery_state", "detail": "HUMAN_ESCALATED"})
+        elif kind not in ("intent", "merge_ready", "receipt", "state"):
+            detail, reduced = redact(str(entry.get("comment_url") or ""))
+            items.append({"kind": "record_notice", "detail": detail})
+            escalations += reduced
+    items += [{"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
+              for record in arbiter if record.get("decision") == "HUMAN_ESCALATED"]
+    return items, escalations
+
+
+def _observation(
+    injected: str | None, terminal_state: str, repair_rounds: Any, entries: Sequence[Mapping[str, Any]],
+) -> tuple[str, list[Escalation]]:
+    if injected:
+        return redact(injected)
+    escalations: list[Escalation] = []
+    parts = [f"terminal_state={terminal_state}", f"repair_rounds={repair_rounds}"]
+    reasons: set[str] = set()
+    for entry in entries:
+        if entry.get("kind") == "state" and isinstance(entry.get("reasons"), list):
+            for reason in entry["reasons"]:
+                text, reduced = redact(str(reason))
+                reasons.add(text)
+                escalations += reduced
+    if reasons:
+        parts.append("reasons=" + ",".join(sorted(reasons)))
+    kinds = unknown_kinds(entries)
+    if kinds:
+        parts.append("unknown_record_kinds=" + ",".join(kinds))
+    return "; ".join(parts), escalations
+
+
+def build_evidence(sources: TaskSources, injected: Injected) -> dict[str, Any]:
+    """The 24-key EV for one terminal run; every reason it cannot be issued is raised together."""
+    errors = _injected_errors(injected)
+    harness, harness_errors, escalations = check_harness_version(injected.harness_version,
+                                                                 injected.harness_version_end)
+    errors += harness_errors
+    routing = _routing(injected.routing_decisions, errors)
+    pr_number = _pr_number(injected.pr_number, errors)
+    c3 = sources.c3
+    errors += check_c3(c3, sources.task_name, sources.artifacts)
+    entries = sources.entries
+    record_exists = sources.record_ref is not None
+    escalations += [("unknown_record_kind", kind) for kind in unknown_kinds(entries)]
+    arbiter = records_for_run(sources.arbiter_records, injected.run_id or "")
+    escalations += scan_input_keys(list(entries), "record.jsonl") + scan_input_keys(c3, "c3.json")
+    escalations += scan_input_keys(arbiter, "arbiter-record")
+    delivery, delivery_errors, reduced = derive_delivery_fields(entries, record_exists, pr_number)
+    errors += delivery_errors
+    escalations += reduced
+    try:
+        terminal_state = derive_terminal_state(c3.get("decision"), entries, record_exists)
+    except EvidenceError as exc:
+        errors += exc.reasons
+        terminal_state = ""
+    if errors:
+        raise EvidenceError(errors)
+    interventions, reduced = _human_interventions(c3.get("decision"), entries, arbiter)
+    escalations += reduced
+    observation, reduced = _observation(injected.observation, terminal_state, delivery.repair_rounds, entries)
+    escalations += reduced
+    refs = {sources.c3_ref, *injected.evidence_refs} | ({sources.record_ref} if sources.record_ref else set())
+    record: dict[str, Any] = {
+        "run_id": injected.run_id,
+        "task_id": c3["task_id"],
+        "started_at": injected.started_at,
+        "completed_at": injected.now,
+        "repository": injected.repository,
+        "source_sha": c3["source_sha"],
+        "final_head_sha": delivery.final_head_sha,
+        "plan_hash": c3["plan_hash"],
+        "c3_prime_decision_ref": {"path": sources.c3_ref, "plan_package_hash": c3["plan_package_hash"]},
+        "harness_version": harness,
+        "routing_decisions": routing,
+        "ci_outcomes": delivery.ci_outcomes,
+        "review_findings": delivery.review_findings,
+        "repair_rounds": delivery.repair_rounds,
+        "replan_count": UNAVAILABLE,
+        "human_interventions": interventions,
+        "terminal_state": terminal_state,
+        "quality_metrics": derive_quality_metrics(terminal_state, delivery.repair_rounds),
+        "cost_metrics": UNAVAILABLE,
+        "evidence_refs": sorted(refs),
+        "schema_version": SCHEMA_VERSION,
+        "observation": observation,
+        "cause_hypothesis": injected.cause_hypothesis,
+        "escalation": [{"kind": kind, "detail": detail} for kind, detail in sorted(set(escalations))],
+    }
+    privacy = check_output_privacy(record)
+    if privacy:
+        raise EvidenceError([f"privacy 違反（出力検査）: {reason}" for reason in sorted(privacy)])
+    return record

@@ -1,0 +1,80 @@
+"""The EV schema as read at run time: key sets, a keyword allow-list, and the compiled validator."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._errors import SchemaError
+
+__all__ = ["ENFORCED_KEYWORDS", "SCHEMA_NAME", "EvidenceSchema", "load_evidence_schema"]
+
+SCHEMA_NAME = "run-evidence.schema.json"
+#: the keywords the compiled validator is confirmed to enforce (tests/evidence compare it with jsonschema)
+#: plus annotations; any other keyword would be silently ignored by one of them, so the check cannot run
+ENFORCED_KEYWORDS = frozenset({
+    "$schema", "$id", "$defs", "$ref", "title", "description", "type", "enum", "const", "pattern", "minLength",
+    "minimum", "required", "properties", "additionalProperties", "patternProperties", "items", "anyOf",
+})
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs")
+
+
+def _unsupported(node: Any, path: str) -> list[str]:
+    if isinstance(node, list):
+        return [found for index, item in enumerate(node) for found in _unsupported(item, f"{path}[{index}]")]
+    if not isinstance(node, dict):
+        return []
+    found = [f"{path}/{key}" for key in node if key not in ENFORCED_KEYWORDS]
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            found += [hit for name, sub in value.items() for hit in _unsupported(sub, f"{path}/{key}/{name}")]
+        elif key in ("items", "anyOf", "additionalProperties"):
+            found += _unsupported(value, f"{path}/{key}")
+    return found
+
+
+@attrs.frozen
+class EvidenceSchema:
+    """The parsed schema with the key sets the verifier derives from it (never hard-coded)."""
+
+    definition: dict[str, Any]
+    properties: frozenset[str]
+    required: frozenset[str]
+    validate: Callable[[Any], Any]
+
+
+def load_evidence_schema(schema_path: Path | None = None) -> EvidenceSchema:
+    """Read and compile the EV schema (the shipped one unless ``schema_path``); SchemaError if it cannot be used."""
+    return _shipped_schema() if schema_path is None else _load(schema_path)
+
+
+@functools.cache
+def _shipped_schema() -> EvidenceSchema:
+    return _load(None)
+
+
+def _load(schema_path: Path | None) -> EvidenceSchema:
+    from .. import _data
+
+    try:
+        if schema_path is None:
+            definition: Any = _data.schema(SCHEMA_NAME)
+        else:
+            definition = json.loads(schema_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, SchemaError) as exc:
+        raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
+    if not isinstance(definition, dict):
+        raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: the root is not an object")
+    properties, required = definition.get("properties"), definition.get("required")
+    if not isinstance(properties, dict) or not isinstance(required, list) or not properties:
+        raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: no properties/required")
+    unsupported = _unsupported(definition, "#")
+    if unsupported:
+        raise SchemaError(f"schema を検査に使えないため検査を実行していない: keywords not enforced: {unsupported}")
+    return EvidenceSchema(definition, frozenset(properties), frozenset(map(str, required)),
+                          _data.compile_schema(definition))

@@ -1,0 +1,108 @@
+"""Source readers: the only place the producer's inputs are read from disk (task folder and runs folder)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .._errors import EvidenceError, InputError
+from ._c3 import ARTIFACTS, parse_c3
+from ._delivery import load_entries
+from ._producer import TaskSources
+
+__all__ = ["read_arbiter_records", "read_c3", "read_record", "read_task_sources", "repo_relative", "repository_name"]
+
+_TASK_PART = re.compile(r"^TASK-[0-9]{4}$")
+
+
+def repo_relative(path: Path) -> str:
+    """A path relative to the enclosing repository (the nearest folder holding ``.git``).
+
+    Outside a repository the path starts at its TASK-NNNN component, else it is the bare file name, so an
+    absolute path never reaches an EV.
+    """
+    resolved = path.resolve()
+    for parent in resolved.parents:
+        if (parent / ".git").exists():
+            return resolved.relative_to(parent).as_posix()
+    parts = resolved.parts
+    starts = [i for i, part in enumerate(parts) if _TASK_PART.match(part)]
+    return "/".join(parts[starts[0]:]) if starts else resolved.name
+
+
+def read_c3(task_dir: Path) -> tuple[dict[str, Any], dict[str, bytes | None]]:
+    """approvals/c3.json (c3-prime only; legacy refused) and the six Plan Package artifacts it binds."""
+    c3_path = task_dir / "approvals" / "c3.json"
+    try:
+        text = c3_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvidenceError([f"approvals/c3.json cannot be read: {exc}"]) from exc
+    record = parse_c3(text, "approvals/c3.json")
+    artifacts = {name: (task_dir / name).read_bytes() if (task_dir / name).is_file() else None for name in ARTIFACTS}
+    return record, artifacts
+
+
+def read_record(task_dir: Path) -> tuple[tuple[dict[str, Any], ...], bool]:
+    """delivery/record.jsonl entries (entry_id recomputed) and whether the file exists."""
+    path = task_dir / "delivery" / "record.jsonl"
+    if not path.is_file():
+        return (), False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvidenceError([f"delivery/record.jsonl cannot be read: {exc}"]) from exc
+    return load_entries(text, "delivery/record.jsonl"), True
+
+
+def read_arbiter_records(runs_dir: Path | None) -> tuple[Any, ...]:
+    """Every parseable ``*.json`` in the runs folder, by file name; unparseable files are skipped."""
+    if runs_dir is None:
+        return ()
+    if not runs_dir.is_dir():
+        raise EvidenceError([f"--runs-dir {runs_dir.name!r} is not a directory"])
+    records: list[Any] = []
+    for path in sorted(runs_dir.glob("*.json")):
+        try:
+            records.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+    return tuple(records)
+
+
+def read_task_sources(task_dir: Path, runs_dir: Path | None = None) -> TaskSources:
+    """Read the allow-listed sources of one task folder (and the arbiter records of a runs folder)."""
+    if not task_dir.is_dir():
+        raise EvidenceError([f"task folder {task_dir.name!r} is not a directory"])
+    c3, artifacts = read_c3(task_dir)
+    entries, record_exists = read_record(task_dir)
+    record_path = task_dir / "delivery" / "record.jsonl"
+    return TaskSources(
+        task_name=task_dir.resolve().name,
+        c3_ref=repo_relative(task_dir / "approvals" / "c3.json"),
+        record_ref=repo_relative(record_path) if record_exists else None,
+        c3=c3,
+        artifacts=artifacts,
+        entries=entries,
+        arbiter_records=read_arbiter_records(runs_dir),
+    )
+
+
+def repository_name(repo_dir: Path) -> str:
+    """The owner-stripped repository name from the ``origin`` remote URL (dulwich; no git binary)."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
+    try:
+        with Repo(str(repo_dir)) as repo:
+            config = repo.get_config()
+            url = config.get((b"remote", b"origin"), b"url").decode("utf-8")
+    except NotGitRepository as exc:
+        raise InputError(f"{repo_dir.name!r} is not a git repository", field="--from-git") from exc
+    except KeyError as exc:
+        raise InputError("the repository has no remote 'origin' url", field="--from-git") from exc
+    name = re.split(r"[/:]", url.rstrip("/"))[-1].removesuffix(".git")
+    if not name:
+        raise InputError("cannot take a repository name from the origin url", field="--from-git")
+    return name

@@ -1,0 +1,145 @@
+"""The RunEvidence verifier: trusts nothing in the EV, re-derives it from the task folder with the producer's code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import fastjsonschema
+
+from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
+from ._arbiter import is_arbiter_record
+from ._c3 import check_c3
+from ._canonical import same_json
+from ._delivery import UNAVAILABLE, derive_delivery_fields, derive_quality_metrics, derive_terminal_state
+from ._privacy import check_output_privacy
+from ._schema import EvidenceSchema, load_evidence_schema
+from ._sources import read_c3, read_record
+
+__all__ = ["PARTIAL_ESCALATIONS", "unavailable_paths", "verify", "verify_record"]
+
+#: escalation kinds that record a check that did not run: they make the EV partial (seed §4-1)
+PARTIAL_ESCALATIONS = frozenset({"harness_drift_unchecked"})
+
+
+def unavailable_paths(value: Any, path: str = "") -> list[str]:
+    """Dotted paths (``a.b``, ``a[0].b``) of every ``"unavailable"`` at any depth, sorted and distinct."""
+    found: set[str] = set()
+    if value == UNAVAILABLE and isinstance(value, str):
+        found.add(path or "<root>")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found.update(unavailable_paths(item, f"{path}.{key}" if path else str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.update(unavailable_paths(item, f"{path}[{index}]"))
+    return sorted(found)
+
+
+def _schema_errors(record: Mapping[str, Any], schema: EvidenceSchema) -> list[str]:
+    unknown = sorted(k for k in record if k not in schema.properties and not k.startswith("_"))
+    if unknown:
+        return [f"未知のトップレベルキー: {unknown}"]
+    bad_notes = sorted(k for k in record if k.startswith("_") and not isinstance(record[k], str))
+    if bad_notes:
+        return [f"{key}: a `_` note must be a string" for key in bad_notes]
+    missing = sorted(schema.required - set(record))
+    if missing:
+        return [f"必須キー欠落: {key}" for key in missing]
+    try:
+        schema.validate(record)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        field = (exc.name or "").removeprefix("data").lstrip(".") or "<root>"
+        return [f"schema 不適合: {field}: {exc.message.removeprefix(exc.name or '').strip()}"]
+    return []
+
+
+def _c3_errors(record: Mapping[str, Any], task_dir: Path) -> tuple[list[str], dict[str, Any] | None]:
+    try:
+        c3, artifacts = read_c3(task_dir)
+    except EvidenceError as exc:
+        return list(exc.reasons), None
+    errors = [f"{key}: EV={record[key]!r} と c3.json={c3.get(key)!r} が不一致（改竄兆候）"
+              for key in ("plan_hash", "source_sha") if record[key] != c3.get(key)]
+    ref = record["c3_prime_decision_ref"]
+    path = ref["path"]
+    if not path.endswith(f"{task_dir.resolve().name}/approvals/c3.json") or ".." in path.split("/"):
+        errors.append(f"c3_prime_decision_ref.path {path!r} does not resolve to this task's approvals/c3.json")
+    if ref["plan_package_hash"] != c3.get("plan_package_hash"):
+        errors.append("c3_prime_decision_ref.plan_package_hash differs from c3.json (改竄兆候)")
+    # the ref claims c3.json passed every rule: check that it still does, with the producer's own check
+    errors += [f"c3_prime_decision_ref: {reason}" for reason in check_c3(c3, task_dir.resolve().name, artifacts)]
+    return errors, c3
+
+
+def _record_errors(record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, Any]) -> list[str]:
+    try:
+        entries, record_exists = read_record(task_dir)
+    except EvidenceError as exc:
+        return [f"delivery/record.jsonl の再計算照合に失敗（fail-closed）: {r}" for r in exc.reasons]
+    derived, errors, _ = derive_delivery_fields(entries, record_exists)
+    for key in ("final_head_sha", "ci_outcomes", "review_findings", "repair_rounds"):
+        expected = getattr(derived, key)
+        if not same_json(record[key], expected):
+            errors.append(f"{key}: EV={record[key]!r} は record.jsonl からの再導出値 {expected!r} と不一致")
+    try:
+        terminal_state = derive_terminal_state(c3.get("decision"), entries, record_exists)
+    except EvidenceError as exc:
+        errors += [f"terminal_state: {reason}" for reason in exc.reasons]
+    else:
+        if record["terminal_state"] != terminal_state:
+            errors.append(f"terminal_state: EV={record['terminal_state']!r} は再導出値 {terminal_state!r} と不一致")
+    quality = derive_quality_metrics(record["terminal_state"], derived.repair_rounds)
+    if not same_json(record["quality_metrics"], quality):
+        errors.append(f"quality_metrics: EV={record['quality_metrics']!r} は再導出値 {quality!r} と不一致")
+    return errors
+
+
+def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema) -> None:
+    """Run every check on a parsed EV; raise the error whose exit code is the verdict, return when complete."""
+    if not isinstance(record, dict):
+        raise EvidenceError(["the EV must be a JSON object"])
+    if is_arbiter_record(record, schema.properties):
+        raise EvidenceLegacyError(["legacy: an arbiter run record was given, not run evidence"])
+    errors = _schema_errors(record, schema)
+    if errors:
+        raise EvidenceError(errors)
+    task_name = task_dir.resolve().name
+    if record["task_id"] != task_name:
+        raise EvidenceError([f"task_id: EV={record['task_id']!r} is not the task folder name {task_name!r}"])
+    errors, c3 = _c3_errors(record, task_dir)
+    if c3 is not None:
+        errors += _record_errors(record, task_dir, c3)
+    errors += [f"privacy 違反（受理側 backstop）: {reason}" for reason in sorted(check_output_privacy(record))]
+    if errors:
+        raise EvidenceError(errors)
+    partial = [f"unavailable:{path}" for path in unavailable_paths(record)]
+    partial += sorted({f"unverified:{item['kind']}" for item in record.get("escalation", [])
+                       if item["kind"] in PARTIAL_ESCALATIONS})
+    if partial:
+        raise EvidencePartialError(partial, "partial（unavailable / 未検証を含むため ready 扱いしない）")
+
+
+def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_path: str | Path | None = None) -> None:
+    """Verify one EV against its task folder: returns when complete, else raises with the exit-code class.
+
+    EvidenceError (1) rejected, EvidenceLegacyError (10), EvidencePartialError (11) with every reason,
+    SchemaError (2) when the schema cannot be read — the check never ran, which is not tampering.
+    """
+    if isinstance(ev, Mapping):
+        record: Any = dict(ev)
+    else:
+        try:
+            record = json.loads(Path(ev).read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvidenceError([f"the EV file cannot be read: {exc}"]) from exc
+        except ValueError as exc:
+            raise EvidenceError([f"the EV is not strict JSON: {exc}"]) from exc
+    schema = load_evidence_schema(Path(schema_path) if schema_path is not None else None)
+    verify_record(record, Path(task_dir), schema)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
