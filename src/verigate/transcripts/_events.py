@@ -1,0 +1,108 @@
+"""Typed events of a session transcript, each with the 1-based source line it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+__all__ = [
+    "AssistantText",
+    "CompactBoundary",
+    "Event",
+    "PromptOrigin",
+    "ToolResult",
+    "ToolUse",
+    "UserPrompt",
+]
+
+#: where a user-role text came from; only "typed" and "command" were typed by a person
+PromptOrigin = Literal[
+    "typed",  # the person's own prompt
+    "command",  # a slash command the person typed (<command-name>…)
+    "command_output",  # <local-command-stdout>/<local-command-stderr> echoed back by the host
+    "meta",  # isMeta lines, caveats, Codex developer/environment context
+    "interrupt",  # "[Request interrupted by user…]"
+    "compact_summary",  # the summary injected after a compaction
+    "injected",  # hook output, task notifications, system reminders, sub-agent prompts
+]
+
+#: a tool_result text that marks the call as failed even when is_error is null or missing
+TOOL_USE_ERROR_TAG = "<tool_use_error>"
+#: Claude Code's text for calls cancelled because a parallel call failed (a cascade, not an independent failure)
+SIBLING_ERROR_TEXT = "Sibling tool call errored"
+
+
+@attrs.frozen(slots=True)
+class UserPrompt:
+    """A user-role text line; ``typed`` is True only for what a person typed (not tool results, not injections)."""
+
+    text: str
+    line: int
+    origin: PromptOrigin
+    sidechain: bool = False
+
+    @property
+    def typed(self) -> bool:
+        return self.origin in ("typed", "command") and not self.sidechain
+
+
+@attrs.frozen(slots=True)
+class AssistantText:
+    """One text block of an assistant message (several lines may share one ``message_id``)."""
+
+    text: str
+    line: int
+    message_id: str = ""
+    sidechain: bool = False
+    api_error: bool = False
+
+
+@attrs.frozen(slots=True)
+class ToolUse:
+    """A tool call: ``input`` is the parsed argument mapping; ``cwd`` is the working directory of its line."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+    line: int
+    cwd: str | None = None
+    sidechain: bool = False
+    message_id: str = ""
+    agent_id: str | None = None
+
+
+@attrs.frozen(slots=True)
+class ToolResult:
+    """What a tool call returned; ``is_error`` is exactly what the transcript says (None when null or missing)."""
+
+    tool_use_id: str
+    text: str
+    is_error: bool | None
+    line: int
+    sidechain: bool = False
+    agent_id: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the call failed: ``is_error`` true, or a ``<tool_use_error>`` text with no explicit false."""
+        if self.is_error is not None:
+            return self.is_error
+        return TOOL_USE_ERROR_TAG in self.text
+
+    @property
+    def sibling_cascade(self) -> bool:
+        """True when the call was cancelled only because a parallel call failed."""
+        return self.failed and SIBLING_ERROR_TEXT in self.text[:500]
+
+
+@attrs.frozen(slots=True)
+class CompactBoundary:
+    """The host compacted the conversation here; the chain continues after it."""
+
+    line: int
+    sidechain: bool = False
+
+
+Event = UserPrompt | AssistantText | ToolUse | ToolResult | CompactBoundary

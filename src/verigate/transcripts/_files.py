@@ -1,0 +1,35 @@
+"""Where a Claude Code session keeps its sub-agent transcripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["subagent_files"]
+
+
+def _first_session_id(path: Path) -> str | None:
+    try:
+        with path.open("rb") as stream:
+            for raw in stream:
+                try:
+                    record = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
+                    return str(record["sessionId"])
+                return None
+    except OSError:
+        return None
+    return None
+
+
+def subagent_files(session_path: str | Path) -> list[Path]:
+    """The sub-agent transcripts of a session, sorted: ``<session>/subagents/agent-*.jsonl`` (current layout)
+    and, for older versions, ``agent-*.jsonl`` beside the session file whose lines carry the session's id."""
+    session = Path(session_path)
+    found = sorted((session.parent / session.stem / "subagents").glob("agent-*.jsonl"))
+    if not session.name.startswith("agent-"):
+        found += [path for path in sorted(session.parent.glob("agent-*.jsonl"))
+                  if _first_session_id(path) == session.stem]
+    return found

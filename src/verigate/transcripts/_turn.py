@@ -1,0 +1,164 @@
+"""Pair tool calls with their results by id, and extract the latest turn of a session."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from .._errors import InputError
+from .._models import ToolObservation
+from ._events import AssistantText, ToolResult, ToolUse, UserPrompt
+from ._reader import Transcript, read_claude_code, read_codex
+
+__all__ = ["DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "last_turn", "read"]
+
+Host = Literal["claude-code", "codex"]
+#: unanswered calls kept waiting for their result; older ones are given up (ok unknown) so memory stays flat
+DEFAULT_MAX_PENDING = 256
+#: default cap on one observation's text in a Turn (the judge caps far lower; this bounds memory)
+DEFAULT_OUTPUT_CHARS = 20_000
+
+
+@attrs.frozen(slots=True)
+class ToolCall:
+    """A tool_use and its result (None when the result never arrived)."""
+
+    use: ToolUse
+    result: ToolResult | None
+
+    @property
+    def ok(self) -> bool | None:
+        return None if self.result is None else not self.result.failed
+
+
+class CallPairer:
+    """Pairs results to calls by ``tool_use_id`` (never by position) and releases them in call order.
+
+    ``add_use``/``add_result`` return the calls that are complete, in the order they were issued. A call that
+    waits behind more than ``max_pending`` others is released without a result.
+    """
+
+    def __init__(self, max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        self._pending: OrderedDict[str, list[ToolUse | ToolResult | None]] = OrderedDict()
+        self._max_pending = max_pending
+        self.orphan_results = 0
+        self.duplicate_uses = 0
+
+    def add_use(self, use: ToolUse) -> list[ToolCall]:
+        if use.id in self._pending:
+            self.duplicate_uses += 1  # the same block logged twice (resumed sessions repeat lines)
+            return []
+        self._pending[use.id] = [use, None]
+        released: list[ToolCall] = []
+        while len(self._pending) > self._max_pending:
+            _, (oldest, result) = self._pending.popitem(last=False)
+            assert isinstance(oldest, ToolUse)
+            released.append(ToolCall(oldest, result if isinstance(result, ToolResult) else None))
+        return released + self._release()
+
+    def add_result(self, result: ToolResult) -> list[ToolCall]:
+        slot = self._pending.get(result.tool_use_id)
+        if slot is None:
+            self.orphan_results += 1
+            return []
+        if slot[1] is None:
+            slot[1] = result
+        return self._release()
+
+    def _release(self) -> list[ToolCall]:
+        released: list[ToolCall] = []
+        while self._pending:
+            first_id = next(iter(self._pending))
+            use, result = self._pending[first_id]
+            if result is None:
+                break
+            del self._pending[first_id]
+            assert isinstance(use, ToolUse) and isinstance(result, ToolResult)
+            released.append(ToolCall(use, result))
+        return released
+
+    def flush(self) -> list[ToolCall]:
+        """Release every waiting call, answered or not (end of file, or a new turn)."""
+        released = []
+        for use, result in self._pending.values():
+            assert isinstance(use, ToolUse)
+            released.append(ToolCall(use, result if isinstance(result, ToolResult) else None))
+        self._pending.clear()
+        return released
+
+
+def read(path: str | Path, *, host: Host = "claude-code") -> Transcript:
+    """The reader for ``host``."""
+    if host == "claude-code":
+        return read_claude_code(path)
+    if host == "codex":
+        return read_codex(path)
+    raise InputError(f"unknown transcript host {host!r} (expected 'claude-code' or 'codex')", source=str(path))
+
+
+@attrs.frozen
+class Turn:
+    """The latest turn: the person's last typed request, the final assistant text, the tool calls between."""
+
+    request: str
+    final_text: str
+    tool_calls: tuple[ToolObservation, ...]
+    warnings: int
+    #: the line of the request (None when the transcript has no typed request)
+    request_line: int | None = None
+    truncated_tail: bool = False
+
+
+def _observation(call: ToolCall, output_chars: int) -> ToolObservation:
+    text = call.result.text if call.result is not None else ""
+    if len(text) > output_chars:
+        text = text[:output_chars] + f"\n[… {len(text) - output_chars} characters cut]"
+    return ToolObservation(call.use.name, call.use.input, text, call.ok)
+
+
+def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS) -> Turn:
+    """Stream ``path`` once and return its latest turn; sidechain (sub-agent) lines are left out.
+
+    The request is the last user prompt a person typed (slash commands included; tool results, meta lines,
+    command output, interrupts, compaction summaries and injected context are not requests). The final text
+    is the text of the last assistant message after it (its text blocks joined). Tool calls are those issued
+    after the request, in issue order, each with its paired result (``ok`` None when none arrived).
+    """
+    transcript = read(path, host=host)
+    request, request_line = "", None
+    final_parts: list[str] = []
+    final_message = ""
+    calls: list[ToolCall] = []
+    pairer = CallPairer()
+    try:
+        for event in transcript:
+            if getattr(event, "sidechain", False):
+                continue
+            if isinstance(event, UserPrompt):
+                if event.typed:
+                    request, request_line = event.text, event.line
+                    final_parts, final_message, calls = [], "", []
+                    pairer = CallPairer()
+            elif isinstance(event, AssistantText):
+                if not event.message_id or event.message_id != final_message:
+                    final_parts = []  # a new message: the final text is the last message's text
+                final_parts.append(event.text)
+                final_message = event.message_id
+            elif isinstance(event, ToolUse):
+                calls.extend(pairer.add_use(event))
+            elif isinstance(event, ToolResult):
+                calls.extend(pairer.add_result(event))
+    except OSError as exc:
+        raise InputError(f"cannot read transcript: {exc}", source=str(path)) from exc
+    calls.extend(pairer.flush())
+    return Turn(
+        request=request,
+        final_text="\n\n".join(final_parts),
+        tool_calls=tuple(_observation(call, output_chars) for call in calls),
+        warnings=transcript.warnings,
+        request_line=request_line,
+        truncated_tail=transcript.truncated_tail,
+    )
