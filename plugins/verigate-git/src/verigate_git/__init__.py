@@ -1,0 +1,20 @@
+"""verigate-git: a PreVerify evaluator that checks a coding agent's git claims against the repository."""
+
+from __future__ import annotations
+
+from ._claims import ClaimPack, Claims, default_pack, load_pack
+from ._plugin import REPOSITORY_ENV_VARS, GitClaims, check_claims
+
+__all__ = [
+    "REPOSITORY_ENV_VARS",
+    "ClaimPack",
+    "Claims",
+    "GitClaims",
+    "check_claims",
+    "default_pack",
+    "load_pack",
+    "plugin",
+]
+
+#: the instance the ``verigate`` entry point registers (repository from the environment)
+plugin = GitClaims()
