@@ -1,0 +1,30 @@
+"""The declarative rule engine: YAML rule packs compiled into a RuleSet whose kinds are plug-ins."""
+
+from __future__ import annotations
+
+from ._engine import ALLOW_MARKER, ExampleFailure, Match, Matcher, RuleKind, RuleSet, rule_kinds, run_examples
+from ._kinds import PhraseKind, RegexKind
+from ._pack import Example, Pack, Rule, is_pack, load_pack, load_pack_text, shipped_packs
+from ._text import TextView, fold
+
+__all__ = [
+    "ALLOW_MARKER",
+    "Example",
+    "ExampleFailure",
+    "Match",
+    "Matcher",
+    "Pack",
+    "PhraseKind",
+    "RegexKind",
+    "Rule",
+    "RuleKind",
+    "RuleSet",
+    "TextView",
+    "fold",
+    "is_pack",
+    "load_pack",
+    "load_pack_text",
+    "rule_kinds",
+    "run_examples",
+    "shipped_packs",
+]

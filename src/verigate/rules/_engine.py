@@ -1,0 +1,241 @@
+"""The rule engine: packs compiled once into a RuleSet that scans text in a deterministic order."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+import fastjsonschema
+
+from .. import _data
+from .._errors import RuleError
+from ._pack import Example, Pack, Rule, load_pack, shipped_packs
+from ._text import TextView
+
+if TYPE_CHECKING:
+    from .._plugins import PluginManager
+
+__all__ = [
+    "ALLOW_MARKER",
+    "ExampleFailure",
+    "Match",
+    "Matcher",
+    "RuleKind",
+    "RuleSet",
+    "rule_kinds",
+    "run_examples",
+]
+
+#: ``verigate: allow`` on a line suppresses every match touching that line; ``verigate: allow[id-a, id-b]``
+#: only those rules'. Suppressed matches are still reported (``suppressed=True``) so the opt-out is auditable.
+ALLOW_MARKER = re.compile(r"verigate:\s*allow(?:\[(?P<ids>[a-z0-9.,\s-]*)\])?", re.IGNORECASE)
+
+
+@runtime_checkable
+class Matcher(Protocol):
+    """A compiled rule: yields ``(start, end)`` spans of ``view.text``."""
+
+    def find(self, view: TextView) -> Iterable[tuple[int, int]]: ...
+
+
+@runtime_checkable
+class RuleKind(Protocol):
+    """A rule kind registered through ``verigate_rule_kinds``: validates its fields and compiles a rule."""
+
+    #: JSON Schema of the rule's kind-specific fields (the rule minus its common fields)
+    fields_schema: Mapping[str, Any]
+
+    def compile(self, rule: Rule) -> Matcher: ...
+
+
+@attrs.frozen
+class Match:
+    """One match: where, which rule, and whether an inline ``verigate: allow`` suppressed it."""
+
+    rule_id: str
+    start: int
+    end: int
+    severity: str
+    message: str
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    suppressed: bool = False
+
+
+@attrs.frozen
+class _Compiled:
+    rule: Rule
+    matcher: Matcher
+
+
+def rule_kinds(manager: PluginManager | None = None) -> dict[str, RuleKind]:
+    """Every registered rule kind (built-ins and plug-ins); a kind registered twice is a PluginError."""
+    from .._plugins import create_manager, merged_registry
+
+    return merged_registry(manager if manager is not None else create_manager(), "verigate_rule_kinds")
+
+
+_FIELD_VALIDATORS: dict[int, Any] = {}
+
+
+def _check_fields(rule: Rule, kind: RuleKind) -> None:
+    key = id(kind)
+    if key not in _FIELD_VALIDATORS:
+        _FIELD_VALIDATORS[key] = (_data.compile_schema(dict(kind.fields_schema)), kind)
+    validator = _FIELD_VALIDATORS[key][0]
+    try:
+        validator(dict(rule.fields))
+    except fastjsonschema.JsonSchemaValueException as exc:
+        path = [str(part) for part in (exc.path or [])[1:]]
+        field = path[0] if path else None
+        raise rule.error(f"{rule.kind}: {exc.message}", field=field or "kind") from exc
+
+
+def _compile_rule(rule: Rule, kinds: Mapping[str, RuleKind]) -> _Compiled:
+    kind = kinds.get(rule.kind)
+    if kind is None:
+        known = ", ".join(sorted(kinds)) or "none"
+        raise rule.error(f"unknown kind {rule.kind!r} (registered kinds: {known})", field="kind")
+    _check_fields(rule, kind)
+    try:
+        matcher = kind.compile(rule)
+    except RuleError:
+        raise
+    except Exception as exc:  # a plug-in kind failing on a rule is a rule error, never a silent skip
+        raise rule.error(f"kind {rule.kind!r} failed to compile it: {type(exc).__name__}: {exc}") from exc
+    return _Compiled(rule, matcher)
+
+
+def _markers(text: str) -> list[tuple[int, int, frozenset[str] | None]]:
+    """(line start, line end, rule ids or None for all) of every ``verigate: allow`` marker."""
+    found = []
+    for marker in ALLOW_MARKER.finditer(text):
+        line_start = text.rfind("\n", 0, marker.start()) + 1
+        line_end = text.find("\n", marker.end())
+        ids = marker.group("ids")
+        only = frozenset(part.strip() for part in ids.split(",") if part.strip()) if ids is not None else None
+        found.append((line_start, len(text) if line_end == -1 else line_end, only))
+    return found
+
+
+def _suppressed(rule_id: str, start: int, end: int, text: str,
+                markers: list[tuple[int, int, frozenset[str] | None]]) -> bool:
+    first_line = text.rfind("\n", 0, start) + 1
+    last_line_end = text.find("\n", max(end - 1, start))
+    last_line_end = len(text) if last_line_end == -1 else last_line_end
+    return any(
+        marker_start <= last_line_end and marker_end >= first_line and (only is None or rule_id in only)
+        for marker_start, marker_end, only in markers
+    )
+
+
+@attrs.frozen
+class RuleSet:
+    """Compiled rules in pack order; ``scan`` is safe to call from several threads."""
+
+    compiled: tuple[_Compiled, ...] = attrs.field(repr=False)
+    packs: tuple[Pack, ...] = ()
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(item.rule for item in self.compiled)
+
+    @classmethod
+    def compile(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,
+                kinds: Mapping[str, RuleKind] | None = None) -> RuleSet:
+        """Compile packs (objects, shipped names or paths) with the registered kinds.
+
+        A rule id defined twice across the packs, a ``disables`` id that is not active, or an empty active
+        rule set is a RuleError: nothing found must never be the result of nothing loaded.
+        """
+        loaded = tuple(pack if isinstance(pack, Pack) else load_pack(pack) for pack in packs)
+        registry = kinds if kinds is not None else rule_kinds(manager)
+        defined: dict[str, Rule] = {}
+        for pack in loaded:
+            for rule in pack.rules:
+                if rule.id in defined:
+                    first = defined[rule.id]
+                    raise rule.error(f"duplicate id (also defined in {first.source}:{first.line})", field="id")
+                defined[rule.id] = rule
+        disabled: set[str] = set()
+        for pack in loaded:
+            for rule_id in pack.disables:
+                if rule_id not in defined:
+                    raise RuleError(f"disables {rule_id!r}, which no active pack defines", source=pack.source,
+                                    field="disables")
+                disabled.add(rule_id)
+        compiled = tuple(
+            _compile_rule(rule, registry) for pack in loaded for rule in pack.rules if rule.id not in disabled
+        )
+        if not compiled:
+            sources = ", ".join(pack.source for pack in loaded) or "no packs"
+            raise RuleError(f"the active rule set is empty ({sources}): refusing to report 'nothing found'")
+        return cls(compiled, loaded)
+
+    def scan(self, text: str) -> tuple[Match, ...]:
+        """Every match, ordered by start, then end, then rule order (pack order, then file order)."""
+        view = TextView(text)
+        markers = _markers(text) if "verigate" in view.lowered else []
+        found: list[tuple[int, int, int, Match]] = []
+        for order, item in enumerate(self.compiled):
+            rule = item.rule
+            for start, end in item.matcher.find(view):
+                suppressed = bool(markers) and _suppressed(rule.id, start, end, text, markers)
+                found.append((start, end, order, Match(rule.id, start, end, rule.severity, rule.message,
+                                                       rule.metadata, suppressed)))
+        found.sort(key=lambda entry: entry[:3])
+        return tuple(entry[3] for entry in found)
+
+
+@attrs.frozen
+class ExampleFailure:
+    """A rule example that did not behave as declared."""
+
+    rule_id: str
+    source: str
+    line: int | None
+    expected: str  # "match" or "no_match"
+    text: str
+    detail: str
+
+    def __str__(self) -> str:
+        shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
+        return f"{self.source}:{self.line}: rule {self.rule_id!r}: {self.detail}: {shown!r}"
+
+
+def _check_examples(item: _Compiled) -> Iterator[ExampleFailure]:
+    rule = item.rule
+
+    def matches(example: Example) -> list[tuple[int, int]]:
+        view = TextView(example.text)
+        markers = _markers(example.text)
+        return [span for span in item.matcher.find(view)
+                if not _suppressed(rule.id, span[0], span[1], example.text, markers)]
+
+    for example in rule.match_examples:
+        if not matches(example):
+            yield ExampleFailure(rule.id, rule.source, example.line, "match", example.text,
+                                 "expected a match, found none")
+    for example in rule.no_match_examples:
+        spans = matches(example)
+        if spans:
+            yield ExampleFailure(rule.id, rule.source, example.line, "no_match", example.text,
+                                 f"expected no match, found {len(spans)} at {spans[0][0]}..{spans[0][1]}")
+
+
+def run_examples(packs: Iterable[Pack | str | Path] | None = None, *, manager: PluginManager | None = None,
+                 kinds: Mapping[str, RuleKind] | None = None) -> tuple[ExampleFailure, ...]:
+    """Run every rule's examples (each rule on its own); the failures, empty when all pass.
+
+    ``packs`` defaults to every shipped pack. A pack that does not load or compile raises RuleError.
+    """
+    chosen = list(packs) if packs is not None else list(shipped_packs())
+    loaded = [pack if isinstance(pack, Pack) else load_pack(pack) for pack in chosen]
+    registry = kinds if kinds is not None else rule_kinds(manager)
+    failures: list[ExampleFailure] = []
+    for pack in loaded:
+        for rule in pack.rules:
+            failures.extend(_check_examples(_compile_rule(rule, registry)))
+    return tuple(failures)

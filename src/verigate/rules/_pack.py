@@ -1,0 +1,192 @@
+"""Rule packs: YAML files with a ``pack:`` name, validated against schemas/rule-pack.schema.json at load."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import fastjsonschema
+
+from .. import _data
+from .._errors import RuleError, SchemaError
+from .._yaml import LoadedYaml, load_yaml
+
+__all__ = [
+    "COMMON_FIELDS",
+    "Example",
+    "Pack",
+    "Rule",
+    "is_pack",
+    "load_pack",
+    "load_pack_text",
+    "shipped_packs",
+]
+
+SCHEMA = "rule-pack.schema.json"
+#: fields every rule has; all others belong to the rule's kind
+COMMON_FIELDS = frozenset({"id", "kind", "severity", "message", "references", "metadata", "examples"})
+
+
+@attrs.frozen
+class Example:
+    """One runnable example: ``text`` is assembled from its ``join`` parts when the pack used them."""
+
+    text: str
+    line: int | None
+
+
+def _example(item: str | Mapping[str, Any], line: int | None) -> Example:
+    if isinstance(item, str):
+        return Example(item, line)
+    parts = [part if isinstance(part, str) else part["repeat"] * int(part["times"]) for part in item["join"]]
+    return Example("".join(parts), line)
+
+
+@attrs.frozen
+class Rule:
+    """One rule as written in its pack; ``fields`` holds the kind-specific fields."""
+
+    id: str
+    kind: str
+    severity: str
+    message: str
+    fields: Mapping[str, Any] = attrs.field(hash=False)
+    references: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    match_examples: tuple[Example, ...] = ()
+    no_match_examples: tuple[Example, ...] = ()
+    source: str = "<text>"
+    line: int | None = None
+    #: the line of each field (kind-specific ones included), for errors that name file:line
+    field_lines: Mapping[str, int | None] = attrs.field(factory=dict, hash=False, eq=False, repr=False)
+
+    def error(self, message: str, *, field: str | None = None) -> RuleError:
+        """A RuleError naming this rule's file, the line of ``field`` (or of the rule) and its id."""
+        line = self.field_lines.get(field, self.line) if field else self.line
+        return RuleError(f"rule {self.id!r}: {message}", source=self.source, line=line, field=field)
+
+
+@attrs.frozen
+class Pack:
+    """A loaded, schema-valid rule pack (kinds are checked when it is compiled into a RuleSet)."""
+
+    name: str
+    rules: tuple[Rule, ...]
+    source: str
+    version: int = 1
+    description: str = ""
+    category: str | None = None
+    disables: tuple[str, ...] = ()
+
+
+def _schema_error(exc: fastjsonschema.JsonSchemaValueException, loaded: LoadedYaml) -> RuleError:
+    """Name the file, the line of the failing value and, inside a rule, the rule's id."""
+    # fastjsonschema reports the path as strings ("rules", "3", "severity"); list indices become ints again
+    path: list[str | int] = [int(part) if str(part).isdigit() else str(part) for part in (exc.path or [])[1:]]
+    data = loaded.data
+    rule_id = None
+    if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int):
+        rule = data["rules"][path[1]] if path[1] < len(data["rules"]) else None
+        if isinstance(rule, Mapping) and isinstance(rule.get("id"), str):
+            rule_id = rule["id"]
+    field = ".".join(str(part) for part in path) or None
+    prefix = f"rule {rule_id!r}: " if rule_id else ""
+    message = exc.message.removeprefix(exc.name or "").strip() if exc.name else exc.message
+    return RuleError(f"{prefix}{message}", source=loaded.source, line=loaded.line_of(path), field=field)
+
+
+def is_pack(data: Any) -> bool:
+    """A YAML document is a rule pack when it is a mapping with a top-level ``pack:`` key."""
+    return isinstance(data, Mapping) and "pack" in data
+
+
+def load_pack_text(text: str, source: str) -> Pack:
+    """Parse and validate one pack; every error is a RuleError naming ``source``, the line and the rule id."""
+    loaded = load_yaml(text, source, error=RuleError)
+    data = loaded.data
+    if not is_pack(data):
+        raise RuleError("not a rule pack: the top level must be a mapping with a `pack:` name", source=source,
+                        line=1)
+    try:
+        _data.compiled_schema(SCHEMA)(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise _schema_error(exc, loaded) from exc
+    rules: list[Rule] = []
+    seen: dict[str, int | None] = {}
+    for index, raw in enumerate(data["rules"]):
+        line = loaded.line_of(["rules", index])
+        rule_id = raw["id"]
+        if rule_id in seen:
+            raise RuleError(f"rule {rule_id!r}: duplicate id (first defined at line {seen[rule_id]})",
+                            source=source, line=line, field="id")
+        seen[rule_id] = line
+        examples = raw["examples"]
+        rules.append(Rule(
+            id=rule_id,
+            kind=raw["kind"],
+            severity=raw["severity"],
+            message=raw["message"],
+            fields={key: value for key, value in raw.items() if key not in COMMON_FIELDS},
+            references=tuple(raw.get("references", ())),
+            metadata=dict(raw.get("metadata", {})),
+            match_examples=tuple(
+                _example(item, loaded.line_of(["rules", index, "examples", "match", position]))
+                for position, item in enumerate(examples["match"])
+            ),
+            no_match_examples=tuple(
+                _example(item, loaded.line_of(["rules", index, "examples", "no_match", position]))
+                for position, item in enumerate(examples["no_match"])
+            ),
+            source=source,
+            line=line,
+            field_lines={key: loaded.line_of(["rules", index, key]) for key in raw},
+        ))
+    return Pack(
+        name=data["pack"],
+        rules=tuple(rules),
+        source=source,
+        version=data["version"],
+        description=data.get("description", ""),
+        category=data.get("category"),
+        disables=tuple(data.get("disables", ())),
+    )
+
+
+def _looks_like_path(value: str | Path) -> bool:
+    return isinstance(value, Path) or "/" in value or "\\" in value or value.endswith((".yaml", ".yml"))
+
+
+def load_pack(path_or_name: str | Path) -> Pack:
+    """Load a pack from a file path, or a shipped pack by name (``"secrets"`` → rules/secrets.yaml)."""
+    if _looks_like_path(path_or_name):
+        path = Path(path_or_name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuleError(f"cannot read rule pack: {exc}", source=str(path)) from exc
+        return load_pack_text(text, str(path))
+    name = str(path_or_name)
+    try:
+        text = _data.read_text("rules", f"{name}.yaml")
+    except SchemaError as exc:
+        available = ", ".join(shipped_packs()) or "none"
+        raise RuleError(f"no shipped rule pack named {name!r} (shipped: {available})") from exc
+    return load_pack_text(text, f"rules/{name}.yaml")
+
+
+def shipped_packs() -> tuple[str, ...]:
+    """Names (file stems) of the shipped rules/*.yaml files that are rule packs, sorted."""
+    names = []
+    for relative, raw in _data.iter_files("rules"):
+        if "/" in relative or not relative.endswith(".yaml"):
+            continue
+        try:
+            data = load_yaml(raw.decode("utf-8"), f"rules/{relative}", error=RuleError).data
+        except (RuleError, UnicodeDecodeError):
+            # a broken file is still listed when it says it is a pack, so lint reports it instead of skipping it
+            data = {"pack": None} if b"\npack:" in b"\n" + raw else None
+        if is_pack(data):
+            names.append(relative.removesuffix(".yaml"))
+    return tuple(names)
