@@ -26,11 +26,14 @@ ACCOUNT_KEYS = frozenset({"account", "actor", "author", "github_user", "login", 
 #: an escalation item as (kind, detail)
 Escalation = tuple[str, str]
 
-_URL = re.compile(r"https?://[^\s\"']+")
+# any scheme, and a bare github.com reference, so owner names in "github.com/owner/repo" are reduced too
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|github\.com)[^\s\"']*")
 _PR = re.compile(r"/pull/([0-9]+)")
 _COMMENT = re.compile(r"#issuecomment-([0-9]+)")
-_ABSOLUTE = re.compile(r"(^/|/Users/)")
-_ABSOLUTE_PART = re.compile(r"(?<![A-Za-z0-9])/[^\s\"']*")
+# PlanGate's rule is ``(^/|/Users/)``; it misses "see /home/bob/x", so a slash that starts a multi-segment path
+# (not preceded by a name character: "a/b" and "2026/01" stay) and Windows drive paths count as absolute too
+_ABSOLUTE = re.compile(r"(^/|/Users/|(?<![A-Za-z0-9])~/|(?<![A-Za-z0-9._~-])/[^\s/\"']+/|(?<![A-Za-z0-9])[A-Za-z]:\\)")
+_ABSOLUTE_PART = re.compile(r"(?<![A-Za-z0-9])(/|[A-Za-z]:\\)[^\s\"']*")
 _HANDLE = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+")
 _ACCOUNT_VALUE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
 
