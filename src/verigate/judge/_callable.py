@@ -9,7 +9,7 @@ from typing import Any
 
 from .._errors import ConfigError, JudgeError
 from ._base import ChatRequest, JudgeConfig
-from ._clients import bounded_timeout, describe
+from ._clients import bounded_timeout, describe, in_daemon_thread
 
 __all__ = ["CallableClient"]
 
@@ -36,7 +36,7 @@ class CallableClient:
                 if inspect.iscoroutinefunction(self.function):
                     reply = await self.function(request)
                 else:
-                    reply = await asyncio.to_thread(self.function, request)
+                    reply = await in_daemon_thread(self.function, request)
                     if inspect.isawaitable(reply):  # a sync wrapper that returns a coroutine
                         reply = await reply
         except JudgeError:

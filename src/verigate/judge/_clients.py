@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
 import os
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -17,6 +20,7 @@ __all__ = [
     "bounded_timeout",
     "describe",
     "http_status_error",
+    "in_daemon_thread",
     "is_loopback_url",
     "option",
     "read_capped",
@@ -94,3 +98,33 @@ def describe(value: Any) -> str:
     """A short, key-free description of an exception for a JudgeError message."""
     text = str(value).splitlines()[0] if str(value) else ""
     return f"{type(value).__name__}: {text[:200]}" if text else type(value).__name__
+
+
+async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
+    """Run blocking ``function(*args)`` in a daemon thread and await its result.
+
+    Unlike ``asyncio.to_thread`` nothing waits for the thread when the event loop closes: a call abandoned at
+    the judge deadline cannot hold ``asyncio.run`` (and so the gate) past it.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():  # cancelled at the deadline
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (function(*args), None)
+        except BaseException as exc:  # handed to the awaiting task, which decides
+            outcome = (None, exc)
+        # a closed loop (RuntimeError) means nobody waits for this answer any more
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, name="verigate-judge-call", daemon=True).start()
+    return await future

@@ -1,0 +1,125 @@
+"""One tool-free chat-completions call through the official ``openai`` SDK, every failure mapped to a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any
+
+import openai
+
+from verigate import ConfigError, JudgeError
+from verigate.judge import (
+    DEFAULT_MAX_REPLY_BYTES,
+    ChatRequest,
+    JudgeConfig,
+    api_key_from_env,
+    bounded_timeout,
+    describe,
+    http_status_error,
+    is_loopback_url,
+    option,
+    read_capped,
+    require_model,
+)
+
+__all__ = ["DEFAULT_KEY_ENV", "OpenAIClient"]
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: sent to local servers (Ollama, vLLM, llama.cpp, LM Studio) that need no key but whose SDK wants one
+LOCAL_PLACEHOLDER_KEY = "verigate-local-no-key"
+_TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens", "none")
+
+
+class OpenAIClient:
+    """``client: openai``. Options (``judge.options``): ``structured_output`` (bool, default true: send
+    ``response_format`` json_schema), ``token_limit_param`` (``max_completion_tokens`` | ``max_tokens`` | ``none``),
+    ``temperature`` (number, not sent by default), ``max_retries`` (int, default 0; retries stay inside the
+    judge deadline), ``max_reply_bytes`` (int, default 1 000 000).
+    """
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self.model = require_model(config, "openai")
+        self.base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.key_env = config.api_key_env or DEFAULT_KEY_ENV
+        self.structured_output = option(config, "structured_output", bool, True)
+        self.token_limit_param = option(config, "token_limit_param", str, "max_completion_tokens")
+        if self.token_limit_param not in _TOKEN_LIMIT_PARAMS:
+            raise ConfigError(f"must be one of {', '.join(_TOKEN_LIMIT_PARAMS)}",
+                              field="judge.options.token_limit_param")
+        temperature = config.options.get("temperature")
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
+            raise ConfigError("must be a number", field="judge.options.temperature")
+        self.temperature = None if temperature is None else float(temperature)
+        self.max_retries = option(config, "max_retries", int, 0)
+        self.max_reply_bytes = option(config, "max_reply_bytes", int, DEFAULT_MAX_REPLY_BYTES)
+        self.label = f"openai:{self.model}"
+
+    def _api_key(self) -> str:
+        key = api_key_from_env(self.config, DEFAULT_KEY_ENV)
+        if key is not None:
+            return key
+        if is_loopback_url(self.base_url):
+            return LOCAL_PLACEHOLDER_KEY
+        raise JudgeError("missing_judge_key", f"the judge needs an API key in ${self.key_env}")
+
+    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ],
+        }
+        if self.token_limit_param != "none":
+            arguments[self.token_limit_param] = request.max_output_tokens
+        if self.temperature is not None:
+            arguments["temperature"] = self.temperature
+        if self.structured_output and request.response_schema is not None:
+            arguments["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "schema": dict(request.response_schema), "strict": True},
+            }
+        return arguments
+
+    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
+        timeout_s = bounded_timeout(timeout_s)
+        client = openai.AsyncOpenAI(
+            api_key=self._api_key(), base_url=self.base_url, timeout=timeout_s, max_retries=self.max_retries
+        )
+        try:
+            # one deadline around everything, retries included
+            async with asyncio.timeout(timeout_s):
+                create = client.chat.completions.with_streaming_response.create
+                async with create(**self._arguments(request)) as response:
+                    body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
+        except (TimeoutError, openai.APITimeoutError) as exc:
+            raise JudgeError("judge_timeout", f"no reply within {timeout_s:g} s") from exc
+        except openai.APIStatusError as exc:
+            raise http_status_error(exc.status_code) from exc
+        except openai.APIConnectionError as exc:
+            raise JudgeError("judge_transport_error", f"cannot reach the judge: {describe(exc)}") from exc
+        except openai.OpenAIError as exc:
+            raise JudgeError("judge_transport_error", describe(exc)) from exc
+        finally:
+            await client.close()
+        return _message_content(body)
+
+
+def _message_content(body: bytes) -> str:
+    """The assistant text of a chat.completion body; anything else is ``invalid_judge_response``."""
+    try:
+        data = json.loads(body)
+        message = data["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise JudgeError("invalid_judge_response", "the reply is not a chat completion") from exc
+    if not isinstance(message, dict):
+        raise JudgeError("invalid_judge_response", "the reply has no message")
+    if message.get("refusal"):
+        raise JudgeError("invalid_judge_response", "the model refused to judge")
+    content = message.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise JudgeError("invalid_judge_response", "the reply has no text content")
+    return content
