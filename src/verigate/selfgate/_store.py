@@ -1,0 +1,239 @@
+"""The self-gate store: append-only JSONL under an exclusive lock with fsync, plus per-transcript scan cursors."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._errors import StoreError
+from ._entries import GateEntry, entry_from_mapping
+
+__all__ = ["Cursor", "GateStore", "StoreProblem", "StoreSnapshot"]
+
+#: how long a hook waits for another process holding the store lock before failing closed
+LOCK_TIMEOUT_S = 20.0
+
+
+@attrs.frozen
+class StoreProblem:
+    """A store line the fold could not use: reported everywhere the state is shown, never silently dropped."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@attrs.frozen
+class StoreSnapshot:
+    entries: tuple[GateEntry, ...]
+    problems: tuple[StoreProblem, ...]
+
+
+@attrs.frozen
+class Cursor:
+    """How far a transcript has been scanned: byte offset and line count, plus what identifies the file
+    (device, inode, a hash of its first bytes) so a rotated or truncated transcript is rescanned."""
+
+    offset: int = 0
+    line: int = 0
+    device: int = 0
+    inode: int = 0
+    head_sha: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def _validator() -> Any:
+    # imported here: fastjsonschema is only needed once a store line is actually read or written
+    from .. import _data
+
+    return _data.compiled_schema("self-gate.schema.json")
+
+
+def _check(entry_json: dict[str, Any], source: str, line: int | None) -> None:
+    from .. import _data
+
+    _data.validate("self-gate.schema.json", entry_json, source=source, line=line)
+
+
+class GateStore:
+    """One store file (``.verigate/self-gates.jsonl`` by default) and its companions: ``<name>.lock`` (the
+    exclusive lock every writer takes) and ``<name>.cursors/`` (one small JSON file per scanned transcript)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.cursor_dir = self.path.with_name(self.path.name + ".cursors")
+        self._lock_fd: int | None = None
+
+    # -- locking -------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[GateStore]:
+        """Hold the exclusive store lock (re-entrant within one object)."""
+        if self._lock_fd is not None:
+            yield self
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot open the self-gate lock: {exc}", source=str(self.lock_path)) from exc
+        deadline = time.monotonic() + timeout_s
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise StoreError(f"cannot lock the self-gate store: {exc}", source=str(self.path)) from exc
+                    if time.monotonic() >= deadline:
+                        raise StoreError(f"the self-gate store stayed locked for {timeout_s:g} s",
+                                         source=str(self.path)) from exc
+                    time.sleep(0.005)
+            self._lock_fd = fd
+            yield self
+        finally:
+            self._lock_fd = None
+            os.close(fd)  # closing the descriptor releases the flock
+
+    # -- entries -------------------------------------------------------------------------------------
+    def read(self) -> StoreSnapshot:
+        """Every valid entry in file order, and a problem for every line that is not one (a torn last line,
+        invalid JSON, a schema violation). A missing file is an empty store."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return StoreSnapshot((), ())
+        except OSError as exc:
+            raise StoreError(f"cannot read the self-gate store: {exc}", source=str(self.path)) from exc
+        entries: list[GateEntry] = []
+        problems: list[StoreProblem] = []
+        lines = raw.split(b"\n")
+        torn_tail = lines.pop()  # b"" when the file ends with a newline, as every complete write does
+        validate = _validator()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            entry, reason = _parse_line(line, validate)
+            if entry is None:
+                problems.append(StoreProblem(number, reason))
+            else:
+                entries.append(entry)
+        if torn_tail:
+            problems.append(StoreProblem(len(lines) + 1, "torn last line (an interrupted write); it is ignored "
+                                                         "by the fold and sealed by the next write"))
+        return StoreSnapshot(tuple(entries), tuple(problems))
+
+    def append(self, entries: Iterable[GateEntry]) -> None:
+        """Append entries as whole lines, fsync'd, under the lock. A torn last line left by a crashed writer
+        is first sealed with a newline so it stays one reported bad line instead of corrupting this one."""
+        payload = b""
+        for entry in entries:
+            data = entry.to_json()
+            _check(data, str(self.path), None)
+            payload += json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+        if not payload:
+            return
+        with self.locked():
+            created = not self.path.exists()
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise StoreError(f"cannot open the self-gate store: {exc}", source=str(self.path)) from exc
+            try:
+                size = os.fstat(fd).st_size
+                if size and _last_byte(self.path, size) != b"\n":
+                    payload = b"\n" + payload
+                _write_all(fd, payload)
+                os.fsync(fd)
+            except OSError as exc:
+                raise StoreError(f"cannot write the self-gate store: {exc}", source=str(self.path)) from exc
+            finally:
+                os.close(fd)
+            if created:
+                _fsync_dir(self.path.parent)
+
+    # -- cursors -------------------------------------------------------------------------------------
+    def _cursor_path(self, session_id: str, transcript: str) -> Path:
+        key = hashlib.sha256(f"{session_id}\x1f{transcript}".encode()).hexdigest()[:32]
+        return self.cursor_dir / f"{key}.json"
+
+    def read_cursor(self, session_id: str, transcript: str) -> Cursor:
+        """The saved position, or the start when none is saved or it is unreadable (a rescan is always safe:
+        gate ids are stable)."""
+        try:
+            data = json.loads(self._cursor_path(session_id, transcript).read_text(encoding="utf-8"))
+            return Cursor(**{key: data[key] for key in ("offset", "line", "device", "inode", "head_sha")})
+        except (OSError, ValueError, KeyError, TypeError):
+            return Cursor()
+
+    def write_cursor(self, session_id: str, transcript: str, cursor: Cursor) -> None:
+        """Replace the cursor atomically. Not fsync'd on purpose: a cursor lost in a crash only costs a rescan,
+        and cursors are written only after the entries they depend on are fsync'd."""
+        path = self._cursor_path(session_id, transcript)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(cursor.to_json()), encoding="utf-8")
+            temporary.replace(path)
+        except OSError as exc:
+            raise StoreError(f"cannot save the scan cursor: {exc}", source=str(path)) from exc
+
+    def protected_paths(self) -> tuple[Path, ...]:
+        """Every path the agent must not write: the store, its lock and its cursor folder."""
+        return (self.path, self.lock_path, self.cursor_dir)
+
+
+def _parse_line(line: bytes, validate: Any) -> tuple[GateEntry | None, str]:
+    import fastjsonschema
+
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"not JSON ({exc})"
+    try:
+        validate(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        return None, f"not a self-gate entry: {exc.message}"
+    return entry_from_mapping(data), ""
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the file itself is already fsync'd
+    finally:
+        os.close(fd)
+
