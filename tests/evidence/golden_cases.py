@@ -80,7 +80,8 @@ def blocked_case(root: Path) -> dict[str, Any]:
 
 def notice_case(root: Path) -> dict[str, Any]:
     """A notice entry (an unknown kind to delivery) before the escalation: escalated, reduced to numbers."""
-    task = write_task(root, "TASK-0006", entries=[notice(COMMENT_URL), state("HUMAN_ESCALATED", ["routing escalation"])])
+    entries = [notice(COMMENT_URL), state("HUMAN_ESCALATED", ["routing escalation"])]
+    task = write_task(root, "TASK-0006", entries=entries)
     return {"task_dir": task, **produce_kwargs()}
 
 
