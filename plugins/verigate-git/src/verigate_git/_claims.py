@@ -37,11 +37,6 @@ class Claims:
     def any(self) -> bool:
         return self.commit or self.push or bool(self.created) or bool(self.changed)
 
-    @property
-    def claims_changes(self) -> bool:
-        """A commit or a file created/changed: the repository must show some change."""
-        return self.commit or bool(self.created) or bool(self.changed)
-
 
 @attrs.frozen
 class ClaimRule:
@@ -117,8 +112,10 @@ def _contains_phrase(window: str, phrase: str) -> bool:
 
 
 def _is_url_part(fragment: str, start: int) -> bool:
-    """A token right after "scheme:" or "//" is part of a URL, not a repository path."""
-    return fragment[max(0, start - 3):start].endswith(("//", ":"))
+    """A token inside a word holding "://" is part of a URL, not a repository path."""
+    word_start = max(fragment.rfind(" ", 0, start), fragment.rfind("\n", 0, start)) + 1
+    word_end = fragment.find(" ", start)
+    return "://" in fragment[word_start:word_end if word_end >= 0 else len(fragment)]
 
 
 def _sentence_start(text: str, position: int) -> int:

@@ -88,30 +88,32 @@ def check_claims(
     edited = _edited_paths(view, observations, cwd)
     uncommitted = sorted(edited & view.pending)
     committed = _commit_made(view, baseline, observations, edited)
+    created = _in_repository(view, claims.created, cwd)
+    changed = _in_repository(view, claims.changed, cwd)
     misses: list[tuple[str, str]] = []
     if claims.commit and (not committed or uncommitted):
         detail = f"; still uncommitted: {', '.join(uncommitted)}" if uncommitted else ""
         misses.append(("claimed_commit_missing", f"the commit the answer claims must exist in the repository{detail}"))
     if claims.push and (view.head is None or view.head not in view.remote_heads().values()):
         misses.append(("claimed_push_missing", "the pushed commit must be what a remote-tracking branch points at"))
-    for named in claims.created:
-        resolved = view.resolve(named, cwd)
-        if resolved == () and Path(named).is_absolute():
-            continue  # outside the repository: not this plug-in's to check
-        if not any(view.exists(path) for path in resolved):
+    for named, paths in created:
+        if not any(view.exists(path) for path in paths):
             misses.append(("claimed_file_missing", f"the file {named} the answer says it created must exist"))
-    for named in claims.changed:
-        resolved = view.resolve(named, cwd)
-        if resolved == () and Path(named).is_absolute():
-            continue
-        existing = [path for path in resolved if view.exists(path)]
+    for named, paths in changed:
+        existing = [path for path in paths if view.exists(path)]
         if not existing:
             misses.append(("claimed_file_missing", f"the file {named} the answer says it changed must exist"))
         elif not any(_changed(view, baseline, path) for path in existing):
             misses.append(("claimed_file_unchanged", f"the file {named} the answer says it changed must differ"))
-    if claims.claims_changes and not view.pending and not committed:
+    if (claims.commit or created or changed) and not view.pending and not committed:
         misses.append(("no_changes_made", "the answer claims changes, but the repository shows none"))
     return misses
+
+
+def _in_repository(view: RepoView, names: Iterable[str], cwd: Path | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(name as written, repository paths it may mean); names outside the repository are not this plug-in's."""
+    resolved = ((named, view.resolve(named, cwd)) for named in names)
+    return [(named, paths) for named, paths in resolved if paths is not None]
 
 
 def _edited_paths(view: RepoView, observations: tuple[ToolObservation, ...], cwd: Path | None) -> frozenset[str]:
@@ -121,7 +123,7 @@ def _edited_paths(view: RepoView, observations: tuple[ToolObservation, ...], cwd
         key = _WRITING_TOOLS.get(call.name)
         value = call.input.get(key) if key else None
         if isinstance(value, str) and call.ok is not False:
-            paths.update(view.resolve(value, cwd))
+            paths.update(view.resolve(value, cwd) or ())
     return frozenset(paths)
 
 

@@ -70,17 +70,17 @@ class RepoView:
         tracked = {_text(path) for path in self.repo.open_index()}
         return frozenset(tracked | self.pending)
 
-    def resolve(self, named: str, cwd: Path | None = None) -> tuple[str, ...]:
-        """Repository paths a name in the answer can mean: exact, relative to ``cwd``, or a unique-suffix match.
+    def resolve(self, named: str, cwd: Path | None = None) -> tuple[str, ...] | None:
+        """Repository paths a name in the answer can mean: exact, relative to ``cwd``, or by path suffix.
 
-        Absolute paths outside the repository mean nothing here and resolve to ().
+        None for an absolute path outside the repository (nothing this view can check); () when nothing matches.
         """
-        candidate = Path(named)
+        candidate = Path(named).expanduser()
         if candidate.is_absolute():
             try:
                 return (candidate.resolve().relative_to(self.root).as_posix(),)
             except ValueError:
-                return ()
+                return None
         exact = [candidate.as_posix()]
         if cwd is not None:
             with contextlib.suppress(ValueError):  # a project folder outside the repository adds nothing

@@ -1,0 +1,243 @@
+"""verigate-git against real repositories: the claim pack, each claim true and false, baselines, loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dulwich.repo import Repo
+from git_helpers import commit_files, make_repo, set_remote_head, write
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from verigate_git import GitClaims, default_pack, load_pack
+
+from verigate import Candidate, RuleError, Strengthen, ToolObservation
+from verigate._plugins import create_manager, handlers
+
+PACK = default_pack()
+KNOWN_CODES = {
+    "claimed_commit_missing",
+    "claimed_push_missing",
+    "claimed_file_missing",
+    "claimed_file_unchanged",
+    "no_changes_made",
+}
+
+
+def misses(plugin: GitClaims, text: str, *, request: str = "fix the bug", attempt: int = 0,
+           tool_calls: tuple[ToolObservation, ...] = (), session: str = "s1") -> tuple[str, ...]:
+    decision = plugin.verigate_pre_verify(
+        Candidate(request, text, tool_calls=tool_calls, session_id=session, attempt=attempt)
+    )
+    assert decision is None or isinstance(decision, Strengthen)
+    return () if decision is None else decision.additional_misses
+
+
+def edit(path: str) -> ToolObservation:
+    return ToolObservation("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, "ok", True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return make_repo(tmp_path / "checkout")
+
+
+@pytest.fixture
+def plugin(repo: Repo) -> GitClaims:
+    return GitClaims(repo.path)
+
+
+# ------------------------------------------------------------------------------------------- the rule pack
+
+EXAMPLES = [
+    (rule.rule_id, text, expected)
+    for rule in PACK.rules
+    for texts, expected in ((rule.match_examples, True), (rule.no_match_examples, False))
+    for text in texts
+]
+
+
+@pytest.mark.parametrize(("rule_id", "text", "expected"), EXAMPLES)
+def test_every_pack_example(rule_id: str, text: str, expected: bool) -> None:
+    matched = any(rule.rule_id == rule_id for rule, _ in PACK.rules_matching(text))
+    assert matched is expected
+
+
+def test_pack_paths_are_extracted_in_order() -> None:
+    claims = PACK.scan("Created tests/test_cli.py and `docs/cli.md`. I updated README.md, see https://x.io/a.md")
+    assert claims.created == ("tests/test_cli.py", "docs/cli.md")
+    assert claims.changed == ("README.md",)
+
+
+def test_broken_pack_names_file_line_and_rule(tmp_path: Path) -> None:
+    text = (
+        "pack: broken\npath_pattern: '(?P<path>x)'\nrules:\n"
+        "  - id: r1\n    claim: commit\n    patterns: ['(unclosed']\n"
+    )
+    with pytest.raises(RuleError) as caught:
+        load_pack(text, "broken.yaml")
+    assert caught.value.source == "broken.yaml"
+    assert caught.value.line == 4
+    assert caught.value.field == "r1.patterns"
+
+
+def test_unknown_claim_kind_is_refused() -> None:
+    text = "path_pattern: '(?P<path>x)'\nrules:\n  - id: r1\n    claim: deploy\n    patterns: ['x']\n"
+    with pytest.raises(RuleError, match="claim must be one of"):
+        load_pack(text, "kinds.yaml")
+
+
+# ------------------------------------------------------------------------------------------- commits
+
+
+def test_commit_claim_true_after_an_earlier_request(repo: Repo, plugin: GitClaims) -> None:
+    assert misses(plugin, "I looked at the code; it is fine.", request="review") == ()
+    misses(plugin, "Nothing to change.", request="review")  # claims nothing: no baseline needed
+    plugin.verigate_pre_verify(Candidate("status?", "I updated README.md.", session_id="s1"))
+    commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix")
+    assert misses(plugin, "I committed the fix.", request="fix the bug") == ()
+
+
+def test_commit_claim_false_when_head_did_not_move(repo: Repo, plugin: GitClaims) -> None:
+    commit_files(repo, {"README.md": "# edited\n"}, "readme")
+    misses(plugin, "I updated README.md and committed it.", request="edit the readme")
+    assert misses(plugin, "I committed the change.", request="now commit") == ("claimed_commit_missing",
+                                                                               "no_changes_made")
+
+
+def test_first_attempt_commit_evidenced_by_git_commit_output(repo: Repo, plugin: GitClaims) -> None:
+    sha = commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix")
+    output = ToolObservation("Bash", {"command": "git commit -am fix"}, f"[main {sha[:7]}] fix\n 1 file changed", True)
+    assert misses(plugin, "I committed the fix.", tool_calls=(output,)) == ()
+
+
+def test_first_attempt_commit_evidenced_by_edited_file_in_head(repo: Repo, plugin: GitClaims) -> None:
+    commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix")
+    assert misses(plugin, "I committed the fix.", tool_calls=(edit("src/app.py"),)) == ()
+
+
+def test_first_attempt_commit_claim_false_with_uncommitted_edit(repo: Repo, plugin: GitClaims) -> None:
+    write(repo, {"src/app.py": "print('fixed')\n"})
+    found = misses(plugin, "I committed the fix.", tool_calls=(edit(str(Path(repo.path) / "src/app.py")),))
+    assert found == ("claimed_commit_missing",)
+
+
+def test_printed_commit_that_is_not_in_the_repository_is_no_evidence(repo: Repo, plugin: GitClaims) -> None:
+    output = ToolObservation("Bash", {"command": "git commit"}, "[main 0badc0d] fix", True)
+    assert misses(plugin, "I committed the fix.", tool_calls=(output,)) == ("claimed_commit_missing",
+                                                                           "no_changes_made")
+
+
+def test_revision_is_checked_against_the_first_attempt(repo: Repo, plugin: GitClaims) -> None:
+    write(repo, {"src/app.py": "print('fixed')\n"})
+    assert misses(plugin, "I committed the fix.", attempt=0) == ("claimed_commit_missing",)
+    assert misses(plugin, "I committed the fix.", attempt=0) == ("claimed_commit_missing",)  # same attempt again
+    assert misses(plugin, "Now I committed the fix.", attempt=1) == ("claimed_commit_missing",)
+    commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix")
+    assert misses(plugin, "I committed the fix.", attempt=2) == ()
+
+
+def test_sessions_have_separate_baselines(repo: Repo, plugin: GitClaims) -> None:
+    misses(plugin, "Looked around; nothing done.", session="a", request="r")
+    misses(plugin, "I updated README.md.", session="a", request="r")
+    commit_files(repo, {"README.md": "# new\n"}, "readme")
+    assert misses(plugin, "I committed it.", session="a", request="commit") == ()
+    assert len(list((Path(repo.path) / ".verigate" / "git-claims").iterdir())) == 1
+
+
+# ------------------------------------------------------------------------------------------- push
+
+
+def test_push_claim(repo: Repo, plugin: GitClaims) -> None:
+    assert misses(plugin, "I pushed the branch to origin.") == ("claimed_push_missing",)
+    set_remote_head(repo, "origin/main", repo.head().decode())
+    assert misses(plugin, "I pushed the branch to origin.") == ()
+    commit_files(repo, {"README.md": "# later\n"}, "later")
+    assert misses(plugin, "I pushed the branch to origin.") == ("claimed_push_missing",)
+
+
+# ------------------------------------------------------------------------------------------- files
+
+
+def test_created_file_exists(repo: Repo, plugin: GitClaims) -> None:
+    write(repo, {"src/cli.py": "main()\n"})
+    assert misses(plugin, "I created `src/cli.py` with the entry point.") == ()
+    assert misses(plugin, "I created cli.py.") == ()  # a unique suffix of a pending path
+
+
+def test_created_file_missing(plugin: GitClaims) -> None:
+    assert misses(plugin, "I created `src/cli.py` with the entry point.") == ("claimed_file_missing",
+                                                                             "no_changes_made")
+
+
+def test_changed_file_must_differ(repo: Repo, plugin: GitClaims) -> None:
+    assert misses(plugin, "I updated README.md to document the flag.") == ("claimed_file_unchanged",
+                                                                          "no_changes_made")
+    write(repo, {"README.md": "# demo\n--flag documented\n"})
+    assert misses(plugin, "I updated README.md to document the flag.") == ()
+
+
+def test_changed_file_committed_since_the_baseline(repo: Repo, plugin: GitClaims) -> None:
+    misses(plugin, "I updated README.md.", request="earlier")
+    commit_files(repo, {"src/app.py": "print('v2')\n"}, "v2")
+    assert misses(plugin, "I updated src/app.py and committed it.", request="later") == ()
+    assert misses(plugin, "I updated README.md and committed it.", request="later") == ("claimed_file_unchanged",)
+
+
+def test_paths_outside_the_repository_are_not_checked(plugin: GitClaims, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "notes.md"
+    assert misses(plugin, f"I created {outside} for you.") == ()
+
+
+def test_verigate_folder_is_not_a_change(repo: Repo, plugin: GitClaims) -> None:
+    write(repo, {".verigate/verigate.db": "x"})
+    assert "no_changes_made" in misses(plugin, "I updated README.md.")
+
+
+# ------------------------------------------------------------------------------------------- where the repository is
+
+
+def test_no_repository_configured_adds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("VERIGATE_GIT_REPO", "VERIGATE_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert misses(GitClaims(), "I committed everything.") == ()
+
+
+def test_repository_from_the_environment(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VERIGATE_GIT_REPO", raising=False)
+    monkeypatch.setenv("VERIGATE_PROJECT_DIR", str(Path(repo.path) / "src"))
+    assert misses(GitClaims(), "I created `src/cli.py`.") == ("claimed_file_missing", "no_changes_made")
+    assert misses(GitClaims(), "I updated app.py.") == ("claimed_file_unchanged",
+                                                                                "no_changes_made")
+
+
+def test_explicit_folder_outside_a_repository_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="not inside a git repository"):
+        GitClaims(tmp_path / "plain").verigate_pre_verify(Candidate("r", "I committed it.", session_id="s"))
+
+
+def test_corrupt_state_fails_loudly(repo: Repo, plugin: GitClaims) -> None:
+    misses(plugin, "I updated README.md.")
+    (state,) = (Path(repo.path) / ".verigate" / "git-claims").iterdir()
+    state.write_text("{not json", encoding="utf-8")
+    with pytest.raises(Exception, match="not JSON"):
+        misses(plugin, "I updated README.md.")
+
+
+def test_registered_through_the_entry_point() -> None:
+    manager = create_manager()
+    stage = handlers(manager, "verigate_pre_verify")
+    (git,) = [handler for handler in stage if handler.name == "verigate-git"]
+    assert git.priority == 50
+    assert manager.distributions["verigate-git"][0] == "verigate-git"
+
+
+# ------------------------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=300) | st.sampled_from([ex for _, ex, _ in EXAMPLES]).map(lambda s: s + " x/y.py"))
+def test_only_known_codes_and_never_an_error(plugin: GitClaims, text: str) -> None:
+    found = misses(plugin, text)
+    assert set(found) <= KNOWN_CODES
+    assert len(found) == len(set(found)) or "claimed_file_missing" in found or "claimed_file_unchanged" in found
