@@ -1,3 +1,15 @@
 """verigate's built-in gate plug-in: registered through the entry-point group like any third-party plug-in."""
 
 from __future__ import annotations
+
+from .._models import Candidate, StructuralFinding, Termination
+from .._plugins import priority
+from ..hookspecs import hookimpl
+from ._structural import check_candidate
+
+
+@hookimpl
+@priority(0)
+def verigate_structural_check(candidate: Candidate, termination: Termination) -> list[StructuralFinding]:
+    """``empty_turn`` (fixable) and ``model_action_required`` (unfixable), before any other structural check."""
+    return check_candidate(candidate, termination)

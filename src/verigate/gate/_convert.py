@@ -1,0 +1,136 @@
+"""Strict (de)serialisation of candidates, terminations and verdicts: one cattrs converter per direction."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import cattrs
+
+from .. import _data
+from .._errors import CandidateError
+from .._models import Candidate, Termination, TerminationReason
+
+__all__ = [
+    "parse_candidate",
+    "parse_termination",
+    "structure_converter",
+    "unstructure",
+    "unstructure_converter",
+]
+
+_T = TypeVar("_T")
+SCHEMA = "candidate.schema.json"
+
+
+def _strict(kind: type, *, also: tuple[type, ...] = ()) -> Callable[[Any, Any], Any]:
+    """A primitive hook that refuses everything but ``kind`` (cattrs would turn "false" into True)."""
+    accepted = (kind, *also)
+
+    def hook(raw: Any, _type: Any) -> Any:
+        value: object = raw
+        # bool is an int in Python; it is never a number in the data we accept
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {kind.__name__}, got bool")
+        if not isinstance(value, accepted):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return float(raw) if kind is float else raw
+
+    return hook
+
+
+def _reason(value: Any, _type: Any) -> TerminationReason:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a termination reason string, got {type(value).__name__}")
+    try:
+        return TerminationReason(value)
+    except ValueError:
+        raise ValueError(f"unknown termination reason {value!r}") from None
+
+
+@functools.cache
+def structure_converter() -> cattrs.Converter:
+    """Data → models: strict primitives, extra keys refused."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook(str, _strict(str))
+    converter.register_structure_hook(int, _strict(int))
+    converter.register_structure_hook(float, _strict(float, also=(int,)))
+    converter.register_structure_hook(bool, _strict(bool))
+    converter.register_structure_hook(TerminationReason, _reason)
+    return converter
+
+
+@functools.cache
+def unstructure_converter() -> cattrs.Converter:
+    """Models → plain JSON data (tuples become lists, enums their values) for storage and export."""
+    converter = cattrs.Converter()
+    converter.register_unstructure_hook(TerminationReason, lambda reason: reason.value)
+    return converter
+
+
+def unstructure(value: Any) -> Any:
+    return unstructure_converter().unstructure(value)
+
+
+@functools.cache
+def _validator(which: str) -> Callable[[Any], Any]:
+    """The candidate schema, or its ``$defs/termination`` compiled on its own."""
+    if which == "candidate":
+        return _data.compiled_schema(SCHEMA)
+    return _data.compile_schema({"$defs": _data.schema(SCHEMA)["$defs"], "$ref": f"#/$defs/{which}"})
+
+
+def _first_path(exc: BaseException) -> tuple[str | None, str]:
+    """The field path (``tool_calls[0].ok``) and message of the first error cattrs reports."""
+    for message in cattrs.transform_error(exc):
+        text, _, path = message.rpartition(" @ ")
+        field = path.removeprefix("$").lstrip(".") or None
+        return field, text or message
+    return None, str(exc)
+
+
+def _schema_field(exc: Any) -> tuple[str | None, str]:
+    """The failing field of a schema error; a missing or extra key is named itself, not its parent object."""
+    parent = (exc.name or "").removeprefix("data").lstrip(".")
+    message = exc.message.removeprefix(exc.name or "").strip() or exc.message
+    key = None
+    if exc.rule == "required" and isinstance(exc.value, Mapping):
+        key = next((name for name in exc.rule_definition if name not in exc.value), None)
+        message = "is required"
+    elif exc.rule == "additionalProperties" and isinstance(exc.value, Mapping):
+        known = exc.definition.get("properties", {})
+        key = next((str(name) for name in exc.value if name not in known), None)
+        message = "is not an allowed field"
+    if key is not None:
+        return (f"{parent}.{key}" if parent else key), message
+    return parent or None, message
+
+
+def _parse(which: str, cls: type[_T], data: Any, source: str | None) -> _T:
+    if not isinstance(data, Mapping):
+        raise CandidateError(f"a {which} must be a JSON object, got {type(data).__name__}", source=source)
+    try:
+        import fastjsonschema
+
+        _validator(which)(dict(data))
+    except fastjsonschema.JsonSchemaValueException as exc:
+        field, message = _schema_field(exc)
+        raise CandidateError(message, source=source, field=field) from exc
+    try:
+        return structure_converter().structure(dict(data), cls)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        field, message = _first_path(exc) if isinstance(exc, cattrs.BaseValidationError) else (None, str(exc))
+        raise CandidateError(message, source=source, field=field) from exc
+
+
+def parse_candidate(data: Any, *, source: str | None = None) -> Candidate:
+    """A Candidate from JSON data (schema-checked, strict types, no extra keys) or CandidateError naming the
+    field."""
+    return _parse("candidate", Candidate, data, source)
+
+
+def parse_termination(data: Any, *, source: str | None = None) -> Termination:
+    """A Termination from ``{"reason": ..., "detail": ...}``; an unknown reason is a CandidateError."""
+    return _parse("termination", Termination, data, source)
+
