@@ -1,0 +1,264 @@
+"""The verifier: exit codes 0/1/2/10/11, every tamper class, schema-derived key sets, the privacy backstop."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evidence_helpers import HARNESS, produce_kwargs, run_cli, state, write_task
+
+import verigate.evidence._verify as verify_module
+from verigate._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError, SchemaError
+from verigate.evidence import produce, unavailable_paths, verify
+from verigate.evidence._schema import SCHEMA_NAME
+
+
+def _write(record: Any, tmp_path: Path, name: str = "ev.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def _cli(record: Any, task_dir: Path, tmp_path: Path, *extra: str) -> tuple[int, str]:
+    result = run_cli("evidence", "verify", str(_write(record, tmp_path)), str(task_dir), *extra)
+    return result.returncode, result.stderr
+
+
+def _rejected(record: Any, task_dir: Path) -> str:
+    with pytest.raises(EvidenceError) as caught:
+        verify(record, task_dir)
+    assert type(caught.value) is EvidenceError, caught.value
+    return "\n".join(caught.value.reasons)
+
+
+def test_a_synthetic_complete_ev_exits_0(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    assert _cli(complete_ev, merge_task, tmp_path) == (0, "")
+
+
+def test_phase_one_output_is_partial_with_every_reason(merge_task: Path, tmp_path: Path) -> None:
+    path = tmp_path / "ev.json"
+    path.write_text(produce(merge_task, **produce_kwargs()), encoding="utf-8")
+    result = run_cli("evidence", "verify", str(path), str(merge_task))
+    assert result.returncode == 11
+    lines = result.stderr.splitlines()
+    reasons = ["unavailable:cost_metrics", "unavailable:replan_count", "unavailable:routing_decisions",
+               "unverified:harness_drift_unchecked"]
+    assert lines[1:] == [f"run-evidence: {reason}" for reason in reasons]
+
+
+def test_blocked_output_lists_eight_fields(tmp_path: Path) -> None:
+    task = write_task(tmp_path, "TASK-0004", decision="BLOCKED", entries=None)
+    with pytest.raises(EvidencePartialError) as caught:
+        verify(json.loads(produce(task, **produce_kwargs(harness_version_end=dict(HARNESS)))), task)
+    assert caught.value.exit_code == 11 and len(caught.value.reasons) == 8
+
+
+def test_unchecked_drift_alone_is_partial_and_other_escalations_are_not(complete_ev: dict[str, Any],
+                                                                        merge_task: Path) -> None:
+    unchecked = {"kind": "harness_drift_unchecked", "detail": "x"}
+    with pytest.raises(EvidencePartialError) as caught:
+        verify({**complete_ev, "escalation": [unchecked]}, merge_task)
+    assert caught.value.reasons == ("unverified:harness_drift_unchecked",)
+    verify({**complete_ev, "escalation": [{"kind": "unknown_record_kind", "detail": "notice"}]}, merge_task)
+
+
+def test_nested_unavailable_is_listed_at_any_depth(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    assert unavailable_paths({"top": "unavailable", "obj": {"a": "unavailable", "b": {"c": "unavailable"}},
+                              "arr": ["unavailable", {"d": "unavailable"}]}) == \
+        ["arr[0]", "arr[1].d", "obj.a", "obj.b.c", "top"]
+    with pytest.raises(EvidencePartialError) as caught:
+        verify({**complete_ev, "routing_decisions": [{"step": 1, "target": "unavailable"}]}, merge_task)
+    assert caught.value.reasons == ("unavailable:routing_decisions[0].target",)
+
+
+# --- every tamper class is rejected (exit 1) naming the field ---
+
+def _flip(text: str) -> str:
+    return text[:-1] + ("0" if text[-1] != "0" else "1")
+
+
+TAMPERS: dict[str, tuple[str, Any]] = {
+    "plan_hash": ("plan_hash", lambda ev: ev.update(plan_hash=_flip(ev["plan_hash"]))),
+    "source_sha": ("source_sha", lambda ev: ev.update(source_sha="fff9999")),
+    "final_head_sha": ("final_head_sha", lambda ev: ev.update(final_head_sha="f" * 40)),
+    "repair_rounds": ("repair_rounds", lambda ev: ev.update(repair_rounds=99)),
+    "repair_rounds_float": ("repair_rounds", lambda ev: ev.update(repair_rounds=1.0)),
+    "task_id": ("task_id", lambda ev: ev.update(task_id="TASK-0002")),
+    "ci_conclusion": ("ci_outcomes", lambda ev: ev["ci_outcomes"][0].update(conclusion="failure")),
+    "ci_dropped": ("ci_outcomes", lambda ev: ev["ci_outcomes"].pop()),
+    "ci_invented": ("ci_outcomes", lambda ev: ev["ci_outcomes"].append({"name": "zz", "conclusion": "success"})),
+    "disposition": ("review_findings", lambda ev: ev["review_findings"][0].update(disposition="dismissed")),
+    "quality_flipped": ("quality_metrics", lambda ev: ev.update(quality_metrics={"first_pass": True, "rounds": 1})),
+    "quality_unavailable": ("quality_metrics", lambda ev: ev.update(quality_metrics="unavailable")),
+    "terminal_banana": ("terminal_state", lambda ev: ev.update(terminal_state="banana")),
+    "terminal_candidate": ("terminal_state", lambda ev: ev.update(terminal_state="MERGE_READY_CANDIDATE")),
+    "terminal_escalated": ("terminal_state", lambda ev: ev.update(terminal_state="HUMAN_ESCALATED")),
+    "owner": ("repository", lambda ev: ev.update(repository="s977043/plangate")),
+    "absolute_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("/Users/alice/TASK-0001/plan.md")),
+    "deep_absolute_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("x/Users/alice/plan.md")),
+    "url": ("observation", lambda ev: ev.update(observation="see https://github.com/s977043/PlanGate/pull/940")),
+    "handle": ("observation", lambda ev: ev.update(observation="asked @someone")),
+    "absolute_detail": ("escalation", lambda ev: ev.update(escalation=[{"kind": "x", "detail": "/var/folders/a"}])),
+    "absolute_hypothesis": ("cause_hypothesis", lambda ev: ev.update(cause_hypothesis="/Users/alice/notes")),
+    "account_key": ("human_interventions", lambda ev: ev.update(human_interventions=[{"login": "alice"}])),
+    "forbidden_key": ("cost_metrics", lambda ev: ev.update(cost_metrics={"stdout": "log"})),
+    "decision_ref": ("c3_prime_decision_ref", lambda ev: ev["c3_prime_decision_ref"].update(
+        plan_package_hash=_flip(ev["c3_prime_decision_ref"]["plan_package_hash"]))),
+    "decision_ref_path": ("c3_prime_decision_ref", lambda ev: ev["c3_prime_decision_ref"].update(
+        path="TASK-0002/approvals/c3.json")),
+    "unknown_key": ("foo", lambda ev: ev.update(foo=1)),
+    "note_dict": ("_note", lambda ev: ev.update(_note={"a": 1})),
+    "run_id_empty": ("run_id", lambda ev: ev.update(run_id="")),
+    "started_at_date": ("started_at", lambda ev: ev.update(started_at="2026-08-05")),
+    "schema_version": ("schema_version", lambda ev: ev.update(schema_version="banana")),
+    "escalation_extra": ("escalation", lambda ev: ev.update(escalation=[{"kind": "x", "detail": "", "y": 1}])),
+    "corpus_hash": ("harness_version", lambda ev: ev["harness_version"].update(corpus_hash="sha256:0")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_every_tamper_class_is_rejected_naming_the_field(name: str, complete_ev: dict[str, Any],
+                                                         merge_task: Path) -> None:
+    field, tamper = TAMPERS[name]
+    record = copy.deepcopy(complete_ev)
+    tamper(record)
+    assert field in _rejected(record, merge_task)
+
+
+@pytest.mark.parametrize("name", ["plan_hash", "owner", "ci_conclusion", "terminal_escalated", "account_key"])
+def test_tampers_through_the_cli_exit_1_with_the_reason_on_stderr(name: str, complete_ev: dict[str, Any],
+                                                                  merge_task: Path, tmp_path: Path) -> None:
+    field, tamper = TAMPERS[name]
+    record = copy.deepcopy(complete_ev)
+    tamper(record)
+    code, stderr = _cli(record, merge_task, tmp_path)
+    assert code == 1 and field in stderr and all(line.startswith("run-evidence: ") for line in stderr.splitlines())
+
+
+def test_a_zeroed_entry_id_in_the_record_is_rejected(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    path = merge_task / "delivery" / "record.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[0])
+    entry["entry_id"] = "sha256:" + "0" * 64
+    path.write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n", encoding="utf-8")
+    assert "entry_id" in _rejected(complete_ev, merge_task)
+
+
+def test_a_forged_merge_ready_on_an_escalated_run_is_rejected(tmp_path: Path) -> None:
+    task = write_task(tmp_path, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
+    record = json.loads(produce(task, **produce_kwargs()))
+    assert "terminal_state" in _rejected({**record, "terminal_state": "MERGE_READY"}, task)
+
+
+def test_with_no_record_any_real_delivery_value_is_rejected(tmp_path: Path) -> None:
+    task = write_task(tmp_path, "TASK-0004", decision="BLOCKED", entries=None)
+    record = json.loads(produce(task, **produce_kwargs()))
+    for key, dummy in (("final_head_sha", "0" * 40), ("repair_rounds", 0), ("ci_outcomes", []),
+                       ("review_findings", [])):
+        assert key in _rejected({**record, key: dummy}, task)
+    assert "terminal_state" in _rejected({**record, "terminal_state": "MERGE_READY"}, task)
+
+
+def test_blocked_terminal_state_on_an_auto_approved_task_is_rejected(complete_ev: dict[str, Any],
+                                                                    merge_task: Path) -> None:
+    assert "terminal_state" in _rejected({**complete_ev, "terminal_state": "BLOCKED"}, merge_task)
+
+
+def test_a_changed_artifact_breaks_the_decision_ref(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    (merge_task / "todo.md").write_text("# TODO\n- [x] T-1\n", encoding="utf-8")
+    assert "c3_prime_decision_ref" in _rejected(complete_ev, merge_task)
+
+
+@pytest.mark.parametrize("key", sorted(json.loads(
+    (Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text(encoding="utf-8"))["required"]))
+def test_removing_any_required_key_is_rejected_naming_it(key: str, complete_ev: dict[str, Any],
+                                                        merge_task: Path) -> None:
+    record = {k: v for k, v in complete_ev.items() if k != key}
+    assert f"必須キー欠落: {key}" in _rejected(record, merge_task)
+
+
+def test_a_string_note_is_neutral(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    verify({**complete_ev, "_note": "reviewed by the release captain"}, merge_task)
+
+
+# --- legacy, schema, usage ---
+
+ARBITER_9 = {"boundary_check": "clean", "class_check": "no-merge", "decision": "AUTO_APPROVED",
+             "issued_by": "arbiter-v0.1", "lite_check": True, "policy_ref": "p@v4", "target_sha": "abc1234",
+             "timestamp": "2099-12-31T00:00:00Z", "w_check": {"model_a": "approve"}}
+ARBITER_14 = {**ARBITER_9, "gates": {"c1": "PASS"}, "ho_paths_source": "/abs/ho-paths.md", "ho_pattern_count": 3,
+              "run": {"round_index": 0, "run_id": "r", "task_id": "TASK-0001"}, "scope_check": "in_scope"}
+
+
+@pytest.mark.parametrize("record", [ARBITER_9, ARBITER_14])
+def test_an_arbiter_record_is_legacy_exit_10(record: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    assert _cli(record, merge_task, tmp_path)[0] == 10
+    with pytest.raises(EvidenceLegacyError):
+        verify(record, merge_task)
+
+
+def test_a_missing_schema_cannot_run_exit_2(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    code, stderr = _cli(complete_ev, merge_task, tmp_path, "--schema", str(tmp_path / "absent.schema.json"))
+    assert code == 2 and "検査を実行していない" in stderr
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    assert _cli(complete_ev, merge_task, tmp_path, "--schema", str(tmp_path / "broken.json"))[0] == 2
+
+
+def test_a_schema_keyword_the_validator_does_not_enforce_cannot_run(complete_ev: dict[str, Any], merge_task: Path,
+                                                                    tmp_path: Path) -> None:
+    schema = _shipped_schema()
+    schema["properties"]["repair_rounds"]["anyOf"][0]["multipleOf"] = 2
+    path = _write(schema, tmp_path, "custom.schema.json")
+    with pytest.raises(SchemaError, match="multipleOf"):
+        verify(complete_ev, merge_task, schema_path=path)
+
+
+def _shipped_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text("utf-8"))
+    return schema
+
+
+def test_key_sets_are_read_from_the_schema(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    schema = _shipped_schema()
+    schema["properties"]["reviewer_notes"] = {"type": "string"}
+    schema["required"].append("reviewer_notes")
+    path = _write(schema, tmp_path, "more.schema.json")
+    with pytest.raises(EvidenceError, match="必須キー欠落: reviewer_notes"):
+        verify(complete_ev, merge_task, schema_path=path)
+    verify({**complete_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
+    del schema["properties"]["cost_metrics"]
+    schema["required"].remove("cost_metrics")
+    path = _write(schema, tmp_path, "fewer.schema.json")
+    with pytest.raises(EvidenceError, match="cost_metrics"):
+        verify({**complete_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
+
+
+def test_the_verifier_holds_no_literal_key_list() -> None:
+    source = Path(verify_module.__file__).read_text(encoding="utf-8")
+    required = _shipped_schema()["required"]
+    assert sum(f'"{key}"' in source for key in required) < 12
+
+
+def test_the_verifier_reuses_the_producers_functions() -> None:
+    from verigate.evidence import _c3, _delivery, _privacy
+
+    assert verify_module.derive_delivery_fields is _delivery.derive_delivery_fields
+    assert verify_module.derive_terminal_state is _delivery.derive_terminal_state
+    assert verify_module.derive_quality_metrics is _delivery.derive_quality_metrics
+    assert verify_module.check_output_privacy is _privacy.check_output_privacy
+    assert verify_module.check_c3 is _c3.check_c3
+
+
+@pytest.mark.parametrize("argv", [[], ["only-one"], ["a", "b", "c"]])
+def test_usage_errors_are_rejections_not_cannot_run(argv: list[str]) -> None:
+    assert run_cli("evidence", "verify", *argv).returncode == 1
+
+
+def test_an_unreadable_ev_is_rejected(merge_task: Path, tmp_path: Path) -> None:
+    assert run_cli("evidence", "verify", str(tmp_path / "none.json"), str(merge_task)).returncode == 1
+    (tmp_path / "nan.json").write_text('{"run_id": NaN}', encoding="utf-8")
+    assert run_cli("evidence", "verify", str(tmp_path / "nan.json"), str(merge_task)).returncode == 1
+    assert _cli([1, 2], merge_task, tmp_path)[0] == 1
