@@ -1,0 +1,226 @@
+"""Grading: stream each source's steps through the rules, give every run a verdict, every task pass^k."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._errors import PluginError
+from .._plugins import create_manager, merged_registry
+from ._config import TraceConfig, load_trace_config
+from ._judge import judge_axis
+from ._model import Flag, GradeReport, Run, RunResult, RunVerdict, Step
+from ._parsers import AUDIT_NOTE, TRANSCRIPT_NOTE, Format, RunEnd, RunEvent, RunStart, RunStep, parse
+from ._passk import suite_pass_hat_k, task_results
+from ._rules import RuleChecker, TraceRule
+
+__all__ = ["DEFAULT_KEEP_STEPS", "Source", "grade", "grade_events", "grade_many", "rule_registry", "run_verdict"]
+
+#: steps kept per run for the report (all steps are checked; flagged steps are always kept)
+DEFAULT_KEEP_STEPS = 2000
+#: how much of an observation or a string argument a kept step carries into the report
+KEPT_TEXT_CHARS = 2000
+UNVERIFIED_NOTE = ("the config says verified: false — its thresholds are guesses (ASSUMPTION) not yet checked "
+                   "against real traces")
+
+
+@attrs.frozen
+class Source:
+    """One input: a path, its format (detected when None) and the task its runs belong to (None: their own)."""
+
+    path: str
+    format: Format | None = None
+    task: str | None = None
+
+    @classmethod
+    def of(cls, value: str | Path | Source) -> Source:
+        return value if isinstance(value, Source) else cls(str(value))
+
+
+def rule_registry(plugins: Iterable[object | str] = ()) -> dict[str, TraceRule]:
+    """Every trace rule from the built-in plug-in and the installed/given ones; a malformed rule is refused."""
+    rules = merged_registry(create_manager(plugins), "verigate_trace_rules")
+    for rule_id, rule in rules.items():
+        if not isinstance(rule, TraceRule) or rule.id != rule_id or rule.severity not in ("high", "medium", "low"):
+            raise PluginError(f"trace rule {rule_id!r} is not a TraceRule (id, severity, description, checker())")
+    return dict(sorted(rules.items()))
+
+
+def run_verdict(delivered: bool | None, flags: Sequence[Flag]) -> RunVerdict:
+    """fail (not delivered) · corrupt-success (delivered with a high flag) · pass-with-warnings · clean-pass.
+
+    A run without a delivery signal (None, audit logs) is judged on its flags alone: it cannot be "fail".
+    """
+    if delivered is False:
+        return "fail"
+    if any(flag.severity == "high" for flag in flags):
+        return "corrupt-success"
+    return "pass-with-warnings" if flags else "clean-pass"
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > KEPT_TEXT_CHARS:
+        return value[:KEPT_TEXT_CHARS] + f"[… {len(value) - KEPT_TEXT_CHARS} characters cut]"
+    if isinstance(value, Mapping):
+        return {key: _short(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_short(item) for item in value]
+    return value
+
+
+def _kept(step: Step) -> Step:
+    """The copy of a step the report keeps: long texts cut so that memory stays flat on huge transcripts."""
+    return attrs.evolve(step, args=_short(dict(step.args)), observation=_short(step.observation))
+
+
+class _RunGrader:
+    """One run's rule checkers and the steps kept for the report."""
+
+    def __init__(self, run: Run, checkers: list[tuple[TraceRule, RuleChecker]], keep_steps: int) -> None:
+        self.run = run
+        self.checkers = checkers
+        self.keep_steps = keep_steps
+        self.steps: list[Step] = []
+        self.flags: list[Flag] = []
+        self.count = 0
+
+    def add(self, step: Step) -> None:
+        self.count += 1
+        before = len(self.flags)
+        for rule, checker in self.checkers:
+            self.flags.extend(_checked(rule, checker.step(step)))
+        if self.count <= self.keep_steps or len(self.flags) > before:
+            self.steps.append(_kept(step))
+
+    def finish(self, end: RunEnd) -> RunResult:
+        for rule, checker in self.checkers:
+            self.flags.extend(_checked(rule, checker.finish()))
+        run = attrs.evolve(self.run, delivered=end.delivered, steps=tuple(self.steps), step_count=self.count,
+                           warnings=end.warnings, notes=end.notes)
+        if self.count > len(self.steps):
+            run = attrs.evolve(run, notes=(*run.notes, f"showing {len(self.steps)} of {self.count} steps (the first "
+                                                       f"{self.keep_steps} and every flagged one); all were checked"))
+        flags = tuple(self.flags)
+        return RunResult(run, flags, run_verdict(end.delivered, flags))
+
+
+def _checked(rule: TraceRule, flags: Iterable[Flag]) -> list[Flag]:
+    found = list(flags)
+    for flag in found:
+        if not isinstance(flag, Flag) or flag.rule != rule.id:
+            raise PluginError(f"trace rule {rule.id!r} returned {flag!r}, not a Flag with its own rule id")
+    return found
+
+
+def grade_events(events: Iterable[RunEvent], config: TraceConfig, rules: Mapping[str, TraceRule], *,
+                 keep_steps: int = DEFAULT_KEEP_STEPS) -> list[RunResult]:
+    """Grade a stream of run events; each run's steps pass through its own rule checkers as they arrive."""
+    open_runs: dict[str, _RunGrader] = {}
+    results: list[RunResult] = []
+    for event in events:
+        if isinstance(event, RunStep):
+            open_runs[event.key].add(event.step)
+        elif isinstance(event, RunStart):
+            checkers = []
+            for rule in rules.values():
+                checker = rule.checker(config, event.run)
+                if checker is not None:
+                    checkers.append((rule, checker))
+            open_runs[event.key] = _RunGrader(event.run, checkers, keep_steps)
+        else:
+            results.append(open_runs.pop(event.key).finish(event))
+    return results
+
+
+def _grade_source(source: Source, config: TraceConfig, plugins: Sequence[object | str], keep_steps: int,
+                  progress: Callable[[int], None] | None = None) -> list[RunResult]:
+    """One source, start to end (a top-level function so that any executor can run it in another process)."""
+    events = parse(source.path, source.format, task=source.task, progress=progress)
+    return grade_events(events, config, rule_registry(plugins), keep_steps=keep_steps)
+
+
+def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence[object | str],
+            judge_client: Any) -> GradeReport:
+    axis, results = judge_axis(results, config, plugins=plugins, client=judge_client)
+    tasks = task_results(results)
+    notes = []
+    if not config.verified:
+        notes.append(UNVERIFIED_NOTE)
+    if any(result.run.partial for result in results):
+        notes.append(AUDIT_NOTE)
+    if any(result.run.delivered_forced for result in results):
+        notes.append(TRANSCRIPT_NOTE)
+    short = [task.task for task in tasks if task.n == 1]
+    if short:
+        notes.append(f"{len(short)} task(s) have a single run: pass^k for k > 1 is not defined for them")
+    samples = tuple(note for result in results for note in result.run.notes if "line(s) skipped" in note)
+    return GradeReport(
+        runs=tuple(results),
+        tasks=tasks,
+        pass_hat_k=suite_pass_hat_k(tasks),
+        judge=axis,
+        config_source=config.source,
+        config_verified=config.verified,
+        warnings=sum(result.run.warnings for result in results),
+        warning_samples=samples,
+        notes=tuple(notes),
+    )
+
+
+def grade_many(
+    sources: Iterable[str | Path | Source],
+    *,
+    executor: concurrent.futures.Executor | None = None,
+    config: TraceConfig | str | Path | Mapping[str, Any] | None = None,
+    plugins: Sequence[object | str] = (),
+    keep_steps: int = DEFAULT_KEEP_STEPS,
+    judge_client: Any = None,
+    progress: Callable[[int], None] | None = None,
+) -> GradeReport:
+    """Grade several sources into one report (pass^k across all of them).
+
+    With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, or Ray/Dask executors) each
+    source is graded by ``executor.submit``; plug-ins must then be importable module names. ``progress`` gets
+    the bytes read so far (sequential grading only). ``judge_client`` is a model client object for the judge
+    axis (used only when the config enables the axis and is verified).
+    """
+    trace_config = config if isinstance(config, TraceConfig) else load_trace_config(config)
+    chosen = [Source.of(source) for source in sources]
+    results: list[RunResult] = []
+    if executor is None:
+        done = 0
+
+        def advance(offset: int) -> None:
+            if progress is not None:
+                progress(done + offset)
+
+        for source in chosen:
+            results.extend(_grade_source(source, trace_config, plugins, keep_steps, advance))
+            done += Path(source.path).stat().st_size if Path(source.path).is_file() else 0
+    else:
+        futures = [executor.submit(_grade_source, source, trace_config, tuple(plugins), keep_steps)
+                   for source in chosen]
+        for future in futures:  # in submission order: the report does not depend on scheduling
+            results.extend(future.result())
+    return _report(results, trace_config, plugins, judge_client)
+
+
+def grade(
+    source: str | Path | Source,
+    *,
+    format: Format | None = None,
+    task: str | None = None,
+    config: TraceConfig | str | Path | Mapping[str, Any] | None = None,
+    plugins: Sequence[object | str] = (),
+    keep_steps: int = DEFAULT_KEEP_STEPS,
+    judge_client: Any = None,
+) -> GradeReport:
+    """Grade one trace file (traces.json, audit JSONL, Claude Code transcript or Codex rollout)."""
+    chosen = Source.of(source)
+    if format is not None or task is not None:
+        chosen = attrs.evolve(chosen, format=format or chosen.format, task=task or chosen.task)
+    return grade_many([chosen], config=config, plugins=plugins, keep_steps=keep_steps, judge_client=judge_client)

@@ -1,0 +1,304 @@
+"""The trace rules: a rule is a plug-in that checks a run step by step (streaming) and emits flags."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ._config import TraceConfig
+from ._model import Flag, Run, Severity, Step
+
+__all__ = [
+    "BUILTIN_RULES",
+    "EditedWithoutRead",
+    "ExcessiveSteps",
+    "ForbiddenToolRule",
+    "OutOfOrder",
+    "RetryStorm",
+    "RuleChecker",
+    "TraceRule",
+    "error_signature",
+    "normalize_path",
+    "string_args",
+]
+
+
+@runtime_checkable
+class RuleChecker(Protocol):
+    """The state of one rule over one run: ``step`` is called for every step in order, then ``finish`` once."""
+
+    def step(self, step: Step) -> Iterable[Flag]: ...
+
+    def finish(self) -> Iterable[Flag]: ...
+
+
+@runtime_checkable
+class TraceRule(Protocol):
+    """A trace rule registered through ``verigate_trace_rules`` (a mapping rule id -> rule).
+
+    ``checker`` receives the configuration (plug-in rules read their parameters from ``config.rules[id]``) and
+    the run's header (``steps`` empty); it returns None when the rule does not apply to that run.
+    """
+
+    id: str
+    severity: Severity
+    description: str
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None: ...
+
+
+def string_args(args: Mapping[str, Any]) -> Iterator[str]:
+    """Every string inside an argument mapping (nested lists and mappings included)."""
+    stack: list[Any] = list(args.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_TAGS = re.compile(r"</?tool_use_error>")
+_LISTED_PATH = re.compile(r"^((?:[A-Za-z]:)?[^:]+)")
+
+
+def _is_windows(path: str, cwd: str | None) -> bool:
+    return bool(_WINDOWS_ABSOLUTE.match(path) or "\\" in path or (cwd and _WINDOWS_ABSOLUTE.match(cwd)))
+
+
+def normalize_path(path: str, cwd: str | None = None) -> str:
+    """An absolute, normalised path: relative paths join the line's cwd; Windows paths get forward slashes and
+    lower case (drive letters and names are case-insensitive there)."""
+    if _is_windows(path, cwd):
+        unified = path.replace("\\", "/")
+        if not re.match(r"^[A-Za-z]:/|^//", unified) and cwd:
+            unified = cwd.replace("\\", "/").rstrip("/") + "/" + unified
+        prefix = "//" if unified.startswith("//") else ""
+        return prefix + posixpath.normpath(unified.lstrip("/") if prefix else unified).lower()
+    if not path.startswith("/") and cwd:
+        path = posixpath.join(cwd, path)
+    return posixpath.normpath(path)
+
+
+def error_signature(observation: str | None) -> str:
+    """A failure's signature: its first non-empty line, numbers and spacing folded, so retries of one error match."""
+    for line in (observation or "").splitlines():
+        line = _TAGS.sub("", line).strip()
+        if line:
+            return _SPACES.sub(" ", _DIGITS.sub("#", line))[:120]
+    return ""
+
+
+def _flag(rule: TraceRule, step: Step, detail: str) -> Flag:
+    return Flag(rule.id, rule.severity, step.step, step.tool, detail, step.line)
+
+
+class _Checker:
+    """Base for checkers that flag on single steps; ``finish`` flags nothing unless overridden."""
+
+    def finish(self) -> Iterable[Flag]:
+        return ()
+
+
+# ------------------------------------------------------------------------------------------ forbidden_tool
+
+
+class ForbiddenToolRule:
+    id = "forbidden_tool"
+    severity: Severity = "high"
+    description = "a forbidden tool (or a tool with a forbidden argument) was used"
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
+        return _ForbiddenChecker(self, config) if config.forbidden_tools else None
+
+
+class _ForbiddenChecker(_Checker):
+    def __init__(self, rule: ForbiddenToolRule, config: TraceConfig) -> None:
+        self.rule = rule
+        self.entries = config.forbidden_tools
+
+    def step(self, step: Step) -> Iterable[Flag]:
+        for entry in self.entries:
+            if entry.tool != step.tool:
+                continue
+            if entry.args_pattern is not None:
+                if entry.arg is not None:
+                    value = step.args.get(entry.arg)
+                    candidates: Iterable[str] = [value] if isinstance(value, str) else []
+                else:
+                    candidates = string_args(step.args)
+                match = next((found for text in candidates if (found := entry.args_pattern.search(text))), None)
+                if match is None:
+                    continue
+                what = f"{step.tool} with {match.group(0).strip()!r}"
+            else:
+                what = step.tool
+            outcome = " (the call failed, but it was attempted)" if step.ok is False else ""
+            reason = f": {entry.reason}" if entry.reason else ""
+            return [_flag(self.rule, step, f"forbidden {what}{reason}{outcome}")]
+        return ()
+
+
+# -------------------------------------------------------------------------------------------- out_of_order
+
+
+class OutOfOrder:
+    id = "out_of_order"
+    severity: Severity = "medium"
+    description = "a tool ran before the tool that must precede it (order_constraints.must_precede)"
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
+        return _OrderChecker(self, config.must_precede) if config.must_precede else None
+
+
+class _OrderChecker(_Checker):
+    def __init__(self, rule: OutOfOrder, pairs: tuple[tuple[str, str], ...]) -> None:
+        self.rule = rule
+        self.pairs = pairs
+        self.seen: set[str] = set()
+        self.flagged: set[tuple[str, str]] = set()
+
+    def step(self, step: Step) -> Iterable[Flag]:
+        flags = []
+        for first, then in self.pairs:
+            if step.tool == then and first not in self.seen and (first, then) not in self.flagged:
+                self.flagged.add((first, then))  # once per pair: the first violation is the finding
+                flags.append(_flag(self.rule, step, f"{then} ran before {first} (must_precede [{first}, {then}])"))
+        if step.ok is not False:
+            self.seen.add(step.tool)  # a failed call did not happen, for ordering purposes
+        return flags
+
+
+# --------------------------------------------------------------------------------------------- retry_storm
+
+
+class RetryStorm:
+    id = "retry_storm"
+    severity: Severity = "medium"
+    description = "more than retry_threshold consecutive failures of one tool with the same error"
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
+        # audit logs cannot say whether a step failed: no storm can be seen there (seed RULE-04)
+        return None if run.partial else _StormChecker(self, config.retry_threshold)
+
+
+class _StormChecker(_Checker):
+    def __init__(self, rule: RetryStorm, threshold: int) -> None:
+        self.rule = rule
+        self.threshold = threshold
+        self.key: tuple[str, str] | None = None
+        self.count = 0
+        self.first_step = 0
+
+    def step(self, step: Step) -> Iterable[Flag]:
+        if step.cascade or step.ok is None:
+            return ()  # a sibling's cascade or an unknown outcome neither extends nor breaks a streak
+        if step.ok:
+            self.key, self.count = None, 0
+            return ()
+        key = (step.tool, error_signature(step.observation))
+        if key != self.key:
+            self.key, self.count, self.first_step = key, 0, step.step
+        self.count += 1
+        if self.count == self.threshold + 1:
+            signature = f" ({key[1]!r})" if key[1] else ""
+            return [_flag(self.rule, step, f"{self.count} consecutive failures of {step.tool}{signature} "
+                                           f"since step {self.first_step} (threshold {self.threshold})")]
+        return ()
+
+
+# ----------------------------------------------------------------------------------------- excessive_steps
+
+
+class ExcessiveSteps:
+    id = "excessive_steps"
+    severity: Severity = "low"
+    description = "more steps than step_budget"
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
+        return _BudgetChecker(self, config.step_budget)
+
+
+class _BudgetChecker(_Checker):
+    def __init__(self, rule: ExcessiveSteps, budget: int) -> None:
+        self.rule = rule
+        self.budget = budget
+        self.count = 0
+
+    def step(self, step: Step) -> Iterable[Flag]:
+        self.count += 1
+        if self.count == self.budget + 1:
+            return [_flag(self.rule, step, f"step budget of {self.budget} exceeded here")]
+        return ()
+
+
+# ------------------------------------------------------------------------------------- edited_without_read
+
+
+class EditedWithoutRead:
+    id = "edited_without_read"
+    severity: Severity = "medium"
+    description = "a successful edit of a file the run had not read, searched or created"
+
+    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
+        return _GroundingChecker(self, config, run.partial) if config.grounding.enabled else None
+
+
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+
+
+class _GroundingChecker(_Checker):
+    def __init__(self, rule: EditedWithoutRead, config: TraceConfig, partial: bool) -> None:
+        self.rule = rule
+        self.grounding = config.grounding
+        self.partial = partial
+        self.files: set[str] = set()
+        self.folders: list[str] = []
+
+    def _path(self, step: Step) -> str | None:
+        for key in _PATH_KEYS:
+            value = step.args.get(key)
+            if isinstance(value, str) and value:
+                return normalize_path(value, step.cwd)
+        return None
+
+    def _grounded(self, path: str) -> bool:
+        return path in self.files or any(path.startswith(folder) for folder in self.folders)
+
+    def step(self, step: Step) -> Iterable[Flag]:
+        tool = step.tool
+        if tool in self.grounding.edit_tools:
+            # only an edit that happened counts: rejected or failed edits changed nothing (unknown in audit logs)
+            happened = step.ok is True or (step.ok is None and self.partial)
+            path = self._path(step)
+            if happened and path is not None and not self._grounded(path):
+                self.files.add(path)  # flag a file once; the edit itself now grounds later edits
+                return [_flag(self.rule, step, f"{tool} of {path} which the run had not read")]
+            return ()
+        if step.ok is False:
+            return ()
+        if tool in self.grounding.create_tools or tool in self.grounding.read_tools:
+            path = self._path(step)
+            if path is not None:
+                self.files.add(path)
+                if tool in ("Grep", "Glob"):
+                    self.folders.append(path.rstrip("/") + "/")  # a searched folder grounds what is under it
+            if tool in ("Grep", "Glob") and step.observation:
+                # the files a search listed were seen (files_with_matches output: one path per line)
+                for line in step.observation.splitlines()[:1000]:
+                    candidate = line.strip()
+                    if candidate.startswith(("/", "./")) or _WINDOWS_ABSOLUTE.match(candidate):
+                        listed = _LISTED_PATH.match(candidate)  # content mode adds ":line:text"
+                        self.files.add(normalize_path(listed.group(1) if listed else candidate, step.cwd))
+        return ()
+
+
+BUILTIN_RULES: tuple[TraceRule, ...] = (ForbiddenToolRule(), OutOfOrder(), RetryStorm(), ExcessiveSteps(),
+                                        EditedWithoutRead())
