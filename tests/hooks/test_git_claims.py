@@ -9,12 +9,14 @@ from dulwich.repo import Repo
 from git_helpers import commit_files, make_repo, set_remote_head, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from verigate_git import GitClaims, default_pack, load_pack
+from verigate_git import Claims, GitClaims, default_pack
 
 from verigate import Candidate, RuleError, Strengthen, ToolObservation
 from verigate._plugins import create_manager, handlers
+from verigate.rules import PhraseKind, RegexKind, run_examples
 
 PACK = default_pack()
+EXAMPLE_TEXTS = [example.text for rule in PACK.pack.rules for example in rule.match_examples + rule.no_match_examples]
 KNOWN_CODES = {
     "claimed_commit_missing",
     "claimed_push_missing",
@@ -49,42 +51,48 @@ def plugin(repo: Repo) -> GitClaims:
 
 # ------------------------------------------------------------------------------------------- the rule pack
 
-EXAMPLES = [
-    (rule.rule_id, text, expected)
-    for rule in PACK.rules
-    for texts, expected in ((rule.match_examples, True), (rule.no_match_examples, False))
-    for text in texts
-]
+def test_every_pack_example_runs_in_the_rule_engine() -> None:
+    assert run_examples([PACK.pack], kinds={"phrase": PhraseKind(), "regex": RegexKind()}) == ()
 
 
-@pytest.mark.parametrize(("rule_id", "text", "expected"), EXAMPLES)
-def test_every_pack_example(rule_id: str, text: str, expected: bool) -> None:
-    matched = any(rule.rule_id == rule_id for rule, _ in PACK.rules_matching(text))
-    assert matched is expected
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I did not commit anything, but I pushed the branch.", Claims(push=True)),
+        ("You should update README.md. I updated docs/guide.md.", Claims(changed=("docs/guide.md",))),
+        ("I never created src/cli.py", Claims()),
+        ("Created tests/test_cli.py and `docs/cli.md`. I updated README.md, see https://x.io/a.md",
+         Claims(created=("tests/test_cli.py", "docs/cli.md"), changed=("README.md",))),
+        ("The file setup.cfg has been updated.", Claims(changed=("setup.cfg",))),
+        ("Committed as 1a2b3c4. verigate: allow", Claims()),
+    ],
+)
+def test_claims_negations_and_paths(text: str, expected: Claims) -> None:
+    assert PACK.scan(text) == expected
 
 
-def test_pack_paths_are_extracted_in_order() -> None:
-    claims = PACK.scan("Created tests/test_cli.py and `docs/cli.md`. I updated README.md, see https://x.io/a.md")
-    assert claims.created == ("tests/test_cli.py", "docs/cli.md")
-    assert claims.changed == ("README.md",)
-
-
-def test_broken_pack_names_file_line_and_rule(tmp_path: Path) -> None:
-    text = (
-        "pack: broken\npath_pattern: '(?P<path>x)'\nrules:\n"
-        "  - id: r1\n    claim: commit\n    patterns: ['(unclosed']\n"
+def test_pack_rules_must_say_what_they_mean(tmp_path: Path) -> None:
+    pack = tmp_path / "mine.yaml"
+    pack.write_text(
+        "pack: mine\nversion: 1\nrules:\n"
+        "  - id: mine.deploy\n    kind: phrase\n    severity: info\n    message: m\n"
+        "    metadata: {claim: deploy}\n    phrases: [deployed]\n"
+        "    examples: {match: [deployed], no_match: [nothing]}\n",
+        encoding="utf-8",
     )
     with pytest.raises(RuleError) as caught:
-        load_pack(text, "broken.yaml")
-    assert caught.value.source == "broken.yaml"
-    assert caught.value.line == 4
-    assert caught.value.field == "r1.patterns"
+        default_pack(pack)
+    assert caught.value.source == str(pack)
+    assert caught.value.line is not None
+    assert "metadata needs exactly one of claim" in caught.value.message
 
 
-def test_unknown_claim_kind_is_refused() -> None:
-    text = "path_pattern: '(?P<path>x)'\nrules:\n  - id: r1\n    claim: deploy\n    patterns: ['x']\n"
-    with pytest.raises(RuleError, match="claim must be one of"):
-        load_pack(text, "kinds.yaml")
+def test_invalid_pack_is_a_rule_error_with_a_line(tmp_path: Path) -> None:
+    pack = tmp_path / "broken.yaml"
+    pack.write_text("pack: broken\nversion: 1\nrules:\n  - id: Bad Id\n    kind: phrase\n", encoding="utf-8")
+    with pytest.raises(RuleError) as caught:
+        default_pack(pack)
+    assert caught.value.source == str(pack)
 
 
 # ------------------------------------------------------------------------------------------- commits
@@ -236,7 +244,7 @@ def test_registered_through_the_entry_point() -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(max_size=300) | st.sampled_from([ex for _, ex, _ in EXAMPLES]).map(lambda s: s + " x/y.py"))
+@given(text=st.text(max_size=300) | st.sampled_from(EXAMPLE_TEXTS).map(lambda s: s + " x/y.py"))
 def test_only_known_codes_and_never_an_error(plugin: GitClaims, text: str) -> None:
     found = misses(plugin, text)
     assert set(found) <= KNOWN_CODES

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from ._claims import ClaimPack, Claims, default_pack, load_pack
+from ._claims import CLAIM_KINDS, ClaimPack, Claims, default_pack
 from ._plugin import REPOSITORY_ENV_VARS, GitClaims, check_claims
 
 __all__ = [
+    "CLAIM_KINDS",
     "REPOSITORY_ENV_VARS",
     "ClaimPack",
     "Claims",
     "GitClaims",
     "check_claims",
     "default_pack",
-    "load_pack",
     "plugin",
 ]
 
