@@ -120,9 +120,15 @@ def test_revise_then_next_attempt(store: SqliteStore, clock: Any) -> None:
     store.begin_attempt("s", 1, {"text": "second"})
     session = store.get_session("s")
     assert session is not None
-    # the follow-up has been delivered with the attempt it was for
-    assert (session.attempt, session.follow_up) == (1, "")
+    # outstanding until the attempt's outcome replaces it: a crash mid-attempt still counts against the budget
+    assert (session.state, session.attempt, session.follow_up) == ("running", 1, "cite the test output")
     assert store.attempts("s") == [{"text": "first"}, {"text": "second"}]
+    store.set_revise("s", 2, "and the coverage")
+    store.begin_attempt("s", 2, {"text": "third"})
+    store.reset_request("s")
+    session = store.get_session("s")
+    assert session is not None
+    assert (session.attempt, session.follow_up) == (0, "")
 
 
 def test_attempts_are_in_attempt_order_and_an_attempt_can_be_restored(store: SqliteStore) -> None:

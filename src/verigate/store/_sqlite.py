@@ -222,11 +222,15 @@ class SqliteStore:
             (session_id, state, attempt, follow_up, now))
 
     def begin_attempt(self, session_id: str, attempt: int, candidate: Mapping[str, Any]) -> None:
-        """Store this attempt's candidate; the session is running at this attempt and its follow-up delivered."""
+        """Store this attempt's candidate; the session is running at this attempt.
+
+        The follow-up stays until the attempt's outcome replaces it (``set_revise``) or a new request clears it
+        (``reset_request``): an attempt that crashes half-way still counts against the revise budget.
+        """
         payload = canonical_json(candidate, field="candidate")
         with self._writing("beginning an attempt") as conn:
             now = self._now()
-            self._upsert_session(conn, session_id, now, state="running", attempt=attempt, follow_up="")
+            self._upsert_session(conn, session_id, now, state="running", attempt=attempt)
             conn.execute("INSERT OR REPLACE INTO attempts (session_id, attempt, candidate, created_at) "
                          "VALUES (?, ?, ?, ?)", (session_id, attempt, payload, now))
 
