@@ -178,7 +178,10 @@ class JudgeServer:
         self._stopping = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"judge-{protocol}", daemon=True)
+        # a short poll interval keeps stop() (and so every test's teardown) quick
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name=f"judge-{protocol}", daemon=True
+        )
 
     # ------------------------------------------------------------------ lifecycle
 

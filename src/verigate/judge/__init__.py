@@ -30,7 +30,7 @@ from ._clients import (
 from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
 from ._llm import LLMJudge
 from ._prompt import build_chat_request, neutralise, wire_schema
-from ._trust import check_trust, prepare_request
+from ._trust import check_trust
 from ._verdict import VERDICT_SCHEMA, extract_json_objects, parse_verdict
 
 __all__ = [
@@ -64,7 +64,6 @@ __all__ = [
     "neutralise",
     "option",
     "parse_verdict",
-    "prepare_request",
     "read_capped",
     "require_model",
     "wire_schema",
