@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -95,7 +95,7 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
 
 
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:
-    """The classified complete lines among the last ``max_bytes`` of a transcript (numbers are relative)."""
+    """The classified complete lines among the last ``max_bytes`` of a transcript (line numbers 0: unknown)."""
     try:
         with open(path, "rb") as handle:  # noqa: PTH123
             size = os.fstat(handle.fileno()).st_size
@@ -108,7 +108,8 @@ def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:
     if start:
         parts = parts[1:]  # the first part is the middle of a line
     parts = parts[:-1]  # the last part is incomplete (or empty after the final newline)
-    return [classify(raw, number) for number, raw in enumerate(parts, start=1) if raw.strip()]
+    # line numbers are unknown without reading the whole file: 0 says so
+    return [classify(raw, 0) for raw in parts if raw.strip()]
 
 
 def _text_blocks(content: Any, wanted: frozenset[str]) -> tuple[str, ...] | None:

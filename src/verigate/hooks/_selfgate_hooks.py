@@ -1,0 +1,81 @@
+"""Self-gate host hooks: pre-tool-use (enforce open gates, hardening) and user-prompt-submit (human close)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._protocol import HookAnswer, Host, run_hook
+
+__all__ = ["claude_pre_tool_use", "claude_user_prompt_submit", "codex_pre_tool_use", "codex_user_prompt_submit"]
+
+# Both hosts read the same JSON for these two events (hook-protocols.md). Never answer permissionDecision
+# "allow": that would skip the host's own permission prompt. Saying nothing lets the call go its normal way.
+
+
+def _output(event: str, notice: str, **specific: str) -> dict[str, Any]:
+    payload: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": event, **specific}}
+    if notice:
+        payload["systemMessage"] = notice
+    return payload
+
+
+def _pre_tool_use(host: Host) -> int:
+    state: dict[str, str] = {}
+
+    def handle(hook_input: dict[str, Any]) -> HookAnswer:
+        from ..selfgate._enforce import decide_tool_call, settings_for
+
+        settings = settings_for(hook_input)
+        state["mode"] = settings.mode
+        decision = decide_tool_call(hook_input, settings)
+        if decision.decision == "deny":
+            return 0, _output("PreToolUse", decision.notice, permissionDecision="deny",
+                              permissionDecisionReason=decision.reason), ""
+        if decision.decision == "warn":
+            return 0, _output("PreToolUse", decision.notice, additionalContext=decision.reason), ""
+        return 0, None, ""
+
+    def on_error(reason: str) -> HookAnswer:
+        # errors before or inside the hardening check: the call cannot be shown safe, so it is refused in
+        # both modes (errors of the gate check itself are turned into warnings by decide_tool_call in audit)
+        return 2, None, f"{reason} ({host} pre-tool-use; verigate fails closed: the tool call is refused)"
+
+    return run_hook(handle, on_error)
+
+
+def _user_prompt_submit(host: Host) -> int:
+    state: dict[str, str] = {}
+
+    def handle(hook_input: dict[str, Any]) -> HookAnswer:
+        from ..selfgate._enforce import decide_prompt, settings_for
+
+        settings = settings_for(hook_input)
+        state["mode"] = settings.mode
+        outcome = decide_prompt(hook_input, settings)
+        if not outcome.context and not outcome.notice:
+            return 0, None, ""
+        return 0, _output("UserPromptSubmit", outcome.notice, additionalContext=outcome.context), ""
+
+    def on_error(reason: str) -> HookAnswer:
+        if state.get("mode") == "audit":
+            return 0, {"systemMessage": f"verigate (audit): the self-gate check failed: {reason}"}, ""
+        # block mode, or the mode is unknown (bad input or configuration): refuse the prompt with the reason
+        return 0, {"decision": "block", "reason": f"{reason} ({host} user-prompt-submit; verigate fails closed)"}, ""
+
+    return run_hook(handle, on_error)
+
+
+def claude_pre_tool_use() -> int:
+    return _pre_tool_use("claude-code")
+
+
+def claude_user_prompt_submit() -> int:
+    return _user_prompt_submit("claude-code")
+
+
+def codex_pre_tool_use() -> int:
+    return _pre_tool_use("codex")
+
+
+def codex_user_prompt_submit() -> int:
+    return _user_prompt_submit("codex")

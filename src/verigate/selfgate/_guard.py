@@ -1,0 +1,154 @@
+"""Hardening: tool calls that would write the gate store, hook settings, verigate.yaml or the transcript, or run
+the human close command, are denied whether a gate is open or not (Bash matching is best effort)."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+__all__ = ["FILE_TOOLS", "Protected", "protected_for", "violation"]
+
+#: tools whose input names the one file they write, and the field holding it
+FILE_TOOLS: Mapping[str, str] = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+                                 "NotebookEdit": "notebook_path"}
+#: Codex's file edits: a patch in ``tool_input.command`` with these headers
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
+_CLOSE_COMMAND = re.compile(r"\bgate\s+close\b", re.IGNORECASE)
+#: longest close phrase worth checking: anything longer is not a whole close phrase
+_CLOSE_PHRASE_MAX = 120
+
+
+@attrs.frozen
+class _Target:
+    path: str
+    label: str
+    #: the path is a folder: everything under it is protected
+    tree: bool = False
+    #: or a glob over file names in ``path``'s folder (``settings*.json``)
+    glob: str | None = None
+
+
+@attrs.frozen
+class Protected:
+    targets: tuple[_Target, ...]
+    #: substrings (case-folded) that make a Bash command suspicious: names of the protected files
+    bash_needles: tuple[tuple[str, ...], ...]
+
+
+@functools.cache
+def _folds_case(folder: str) -> bool:
+    """Whether the filesystem holding ``folder`` ignores case (macOS and Windows defaults)."""
+    path = Path(folder)
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    swapped = Path(str(path).swapcase())
+    if str(swapped) == str(path):
+        return False
+    try:
+        return swapped.exists() and path.samefile(swapped)
+    except OSError:
+        return False
+
+
+def _normal(path: str, cwd: str) -> str:
+    """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
+    resolved = Path(cwd, Path(path).expanduser()).resolve()
+    return str(resolved).casefold() if _folds_case(str(resolved.parent)) else str(resolved)
+
+
+def protected_for(project_dir: str, store_paths: tuple[Path, ...], transcript: str | None,
+                  home: str | None = None) -> Protected:
+    """What the agent must not write in this project and session."""
+    bases = (Path(project_dir), Path(home) if home else Path.home())
+    targets = [_Target(str(path), "the self-gate store") for path in store_paths[:2]]
+    targets += [_Target(str(path), "the self-gate store", tree=True) for path in store_paths[2:]]
+    for base in bases:
+        targets.append(_Target(str(base / ".claude"), "Claude Code hook settings", glob="settings*.json"))
+        targets.append(_Target(str(base / ".codex" / "hooks.json"), "Codex hook settings"))
+        targets.append(_Target(str(base / ".codex" / "config.toml"), "Codex configuration"))
+    targets.append(_Target(str(Path(project_dir) / "verigate.yaml"), "verigate.yaml"))
+    needles: list[tuple[str, ...]] = [(path.name.casefold(),) for path in store_paths[:1]]
+    needles += [("verigate.yaml",), (".claude", "settings"), (".codex", "hooks.json"), (".codex", "config.toml"),
+                (".claude/projects",), (".codex/sessions",)]
+    if transcript:
+        # the session's log and its sub-agent logs live in the transcript's folder
+        targets.append(_Target(str(Path(transcript).parent), "the session transcripts", tree=True))
+        needles.append((Path(transcript).stem.casefold(),))
+    return Protected(tuple(targets), tuple(needles))
+
+
+def _hits_target(candidate: str, target: _Target, cwd: str) -> bool:
+    protected = _normal(target.path, cwd)
+    if target.glob is not None:
+        folder, name = os.path.split(candidate)
+        pattern = target.glob.casefold() if _folds_case(target.path) else target.glob
+        return folder == protected and fnmatch.fnmatchcase(name, pattern)
+    if target.tree:
+        return candidate == protected or candidate.startswith(protected.rstrip(os.sep) + os.sep)
+    return candidate == protected
+
+
+def _written_paths(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
+    field = FILE_TOOLS.get(tool_name)
+    if field is not None:
+        value = tool_input.get(field)
+        if isinstance(value, str):
+            yield value
+    if tool_name == "apply_patch":
+        patch = tool_input.get("command") or tool_input.get("input") or ""
+        if isinstance(patch, str):
+            for found in _PATCH_PATH.finditer(patch):
+                yield (found.group(1) or found.group(2)).strip()
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _shell_words(command: str) -> list[str]:
+    try:
+        return shlex.split(command, comments=False)
+    except ValueError:
+        return command.split()
+
+
+def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
+              is_close_phrase: Callable[[str], bool]) -> str | None:
+    """Why this tool call is refused, or None. ``is_close_phrase`` is only called on short strings."""
+    for path in _written_paths(tool_name, tool_input):
+        candidate = _normal(path, cwd)
+        for target in protected.targets:
+            if _hits_target(candidate, target, cwd):
+                return f"{tool_name} would write {target.label} ({path}); only a person changes it, outside the agent"
+    command = tool_input.get("command") if tool_name == "Bash" else None
+    if isinstance(command, str):
+        folded = command.casefold()
+        if _CLOSE_COMMAND.search(command):
+            return "the command runs `verigate gate close`, which is for a person at a terminal only"
+        for needle in protected.bash_needles:
+            if all(part in folded for part in needle):
+                return (f"the command mentions {' '.join(needle)!s}, a file protected from the agent "
+                        "(gate store, hook settings, verigate.yaml or transcripts); use the Read tool to read it")
+    words = [text for text in _strings(tool_input) if len(text.strip()) <= _CLOSE_PHRASE_MAX]
+    if isinstance(command, str):
+        words += [word for word in _shell_words(command) if len(word) <= _CLOSE_PHRASE_MAX]
+    for text in words:
+        if text.strip() and is_close_phrase(text):
+            return (f"the tool input contains the close phrase {text.strip()!r}: a gate is closed only by a person "
+                    "typing it, never by a tool call, a scheduled prompt or another session")
+    return None

@@ -1,0 +1,136 @@
+"""The self-gate phrase pack on top of the rule engine: gate openings in prose, close commands in prompts."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Literal, cast
+
+import attrs
+
+from ._entries import GATE_ID_PATTERN
+
+if TYPE_CHECKING:
+    from ..rules import RuleSet
+
+__all__ = ["CloseCommand", "PhraseHit", "Phrases", "mask_non_prose", "normalise_prompt"]
+
+PACK = "self-gate"
+Role = Literal["open", "close_one", "close_id", "close_all", "not_close"]
+ROLES: frozenset[str] = frozenset({"open", "close_one", "close_id", "close_all", "not_close"})
+CLOSE_ROLES = frozenset({"close_one", "close_id", "close_all"})
+
+# Text an agent quotes or shows as code is not something it declares: masked (same length, so spans stay
+# valid) before opening rules run. Single quotes are left alone: English apostrophes make them ambiguous.
+_NOT_PROSE = re.compile(
+    r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)"  # fenced code
+    r"|`[^`\n]+`"  # inline code
+    r"|(?m:^[ \t]*>.*$)"  # quoted lines
+    r'|"[^"\n]{1,300}"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』',  # quoted spans
+    re.DOTALL,
+)
+_SENTENCE_END = re.compile(r"[。．.!?！？\n]")
+_TRAILING = "。．.!！ \t\r\n\u3000"
+_GATE_ID = re.compile(GATE_ID_PATTERN)
+GATE_TEXT_LIMIT = 240
+
+
+def mask_non_prose(text: str) -> str:
+    """Replace code, quoted lines and quoted spans with spaces (newlines kept)."""
+    return _NOT_PROSE.sub(lambda found: re.sub(r"[^\n]", " ", found.group()), text)
+
+
+def normalise_prompt(prompt: str) -> str:
+    """A prompt as close phrases are compared against: surrounding whitespace and a final 。 . ! removed."""
+    return prompt.strip().rstrip(_TRAILING).strip()
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence around a match, as the gate's text (bounded so a huge message stays readable)."""
+    left = start
+    while left > 0 and not _SENTENCE_END.match(text[left - 1]) and start - left < GATE_TEXT_LIMIT // 2:
+        left -= 1
+    found = _SENTENCE_END.search(text, end)
+    right = min(found.end() if found else len(text), end + GATE_TEXT_LIMIT // 2)
+    return " ".join(text[left:right].split())
+
+
+@attrs.frozen
+class PhraseHit:
+    rule_id: str
+    role: str
+    start: int
+    end: int
+    #: the matched text (for ids) and the sentence around it (for people)
+    matched: str
+    sentence: str
+
+
+@attrs.frozen
+class CloseCommand:
+    """A prompt that is, as a whole, a close phrase."""
+
+    role: str  # close_one | close_id | close_all
+    rule_id: str
+    gate_id: str | None
+    text: str
+
+
+class Phrases:
+    """The compiled self-gate pack. Loading costs tens of milliseconds, so hooks create it only when there is
+    prose or a prompt to check (see :func:`load`)."""
+
+    def __init__(self, ruleset: RuleSet) -> None:
+        self._ruleset = ruleset
+        for rule in ruleset.rules:
+            role = rule.metadata.get("self_gate")
+            if role not in ROLES:
+                raise rule.error(f"metadata.self_gate must be one of {sorted(ROLES)}, not {role!r}",
+                                 field="metadata")
+
+    def _hits(self, text: str, roles: frozenset[str]) -> list[PhraseHit]:
+        hits = []
+        for match in self._ruleset.scan(text):
+            role = str(match.metadata.get("self_gate"))
+            if role in roles and not match.suppressed:
+                hits.append(PhraseHit(match.rule_id, role, match.start, match.end, text[match.start:match.end],
+                                      _sentence(text, match.start, match.end)))
+        return hits
+
+    def openings(self, text: str) -> list[PhraseHit]:
+        """Gate declarations in an assistant message's prose (code and quotations are not declarations)."""
+        masked = mask_non_prose(text)
+        return [attrs.evolve(hit, matched=text[hit.start:hit.end], sentence=_sentence(text, hit.start, hit.end))
+                for hit in self._hits(masked, frozenset({"open"}))]
+
+    def not_close(self, prompt: str) -> list[PhraseHit]:
+        """Goal settings, autonomy instructions and approval claims in a prompt."""
+        return self._hits(prompt, frozenset({"not_close"}))
+
+    def close_command(self, prompt: str) -> CloseCommand | None:
+        """The close command a prompt is, when the whole prompt is one close phrase and nothing in it is a
+        never-close phrase; None otherwise."""
+        text = normalise_prompt(prompt)
+        if not text or self.not_close(text):
+            return None
+        for hit in self._hits(text, CLOSE_ROLES):
+            if hit.start == 0 and hit.end == len(text):
+                found = _GATE_ID.search(hit.matched.lower())
+                gate = found.group() if found and hit.role == "close_id" else None
+                return CloseCommand(hit.role, hit.rule_id, gate, text)
+        return None
+
+    def is_close_phrase(self, text: str) -> bool:
+        return self.close_command(text) is not None
+
+
+@functools.cache
+def load() -> Phrases:
+    """The shipped self-gate pack compiled with the built-in kinds (no plug-in discovery on the hook path)."""
+    from ..rules import PhraseKind, RegexKind, RuleKind, RuleSet, load_pack
+
+    # the built-in kinds are RuleKinds at run time; mypy reads their frozen attrs field as not matching the
+    # protocol's settable attribute, hence the casts
+    kinds = {"phrase": cast("RuleKind", PhraseKind()), "regex": cast("RuleKind", RegexKind())}
+    ruleset = RuleSet.compile([load_pack(PACK)], kinds=kinds)
+    return Phrases(ruleset)

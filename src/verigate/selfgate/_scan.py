@@ -1,0 +1,188 @@
+"""Bring the store up to date with a session's transcript(s): new openings, problems, close confirmations."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from ._entries import GateEntry, GateSource, gate_id, now_iso
+from ._fold import CloseRequest, Gate, GateState, fold
+from ._phrases import CloseCommand, Phrases
+from ._store import GateStore, StoreProblem
+from ._transcript import TranscriptLine, read_new_lines, tail_lines
+
+__all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "sync", "targets"]
+
+#: a typed prompt confirms a close request when its transcript timestamp is this close to the request
+CONFIRM_WINDOW_S = 120.0
+
+
+@attrs.frozen
+class SyncResult:
+    state: GateState
+    new_entries: tuple[GateEntry, ...]
+    store_problems: tuple[StoreProblem, ...]
+    #: transcripts read again from their start (rotated or truncated since the last scan)
+    restarted: tuple[str, ...] = ()
+
+
+def session_transcripts(transcript: str) -> list[str]:
+    """The session's transcript and its sub-agent transcripts (``<session>/subagents/*.jsonl`` next to it):
+    sub-agent (sidechain) messages count for the session that owns them."""
+    paths = [transcript]
+    folder = Path(transcript).with_suffix("") / "subagents"
+    if folder.is_dir():
+        paths.extend(sorted(str(path) for path in folder.glob("*.jsonl")))
+    return paths
+
+
+def _parse_ts(value: str | None) -> datetime.datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def _confirms(line: TranscriptLine, request: CloseRequest) -> bool:
+    """The typed line is this request's prompt, written within the window around the request."""
+    if line.kind != "user_prompt" or line.texts[0].strip() != request.prompt.strip():
+        return False
+    written, requested = _parse_ts(line.timestamp), _parse_ts(request.requested_at)
+    return written is not None and requested is not None and \
+        abs((written - requested).total_seconds()) <= CONFIRM_WINDOW_S
+
+
+def _resolve_requests(session_id: str, transcript: str, lines: Iterable[TranscriptLine],
+                      state: GateState) -> list[GateEntry]:
+    """Each typed user line resolves the oldest pending request with the same prompt: confirmed when a person
+    typed it, refused when the transcript shows a scheduled prompt, a sub-agent result or injected text."""
+    pending = list(state.pending_requests(session_id))
+    used = set(state.used_confirmations)
+    gates = {gate.gate_id: gate for gate in state.gates if gate.session_id == session_id}
+    entries: list[GateEntry] = []
+    for line in lines:
+        if line.kind != "user_prompt" or line.key in used:
+            continue
+        request = next((candidate for candidate in pending if _confirms(line, candidate)), None)
+        if request is None:
+            continue
+        pending.remove(request)
+        used.add(line.key)
+        source = GateSource(transcript, line.number, line.key)
+        for target in request.gate_ids:
+            gate_text = gates[target].gate_text if target in gates else ""
+            if line.not_human:
+                entries.append(GateEntry(
+                    ts=now_iso(), session_id=session_id, gate_id=target, gate_text=gate_text,
+                    status="close_refused", closed_reason=f"not typed by a person: {line.not_human}",
+                    channel="user-prompt-submit", request_id=request.request_id, source=source))
+            else:
+                entries.append(GateEntry(
+                    ts=now_iso(), session_id=session_id, gate_id=target, gate_text=gate_text, status="closed",
+                    closed_by="human", closed_reason=f"typed by a person: {request.prompt}",
+                    channel="user-prompt-submit", request_id=request.request_id, source=source))
+    return entries
+
+
+def _openings_and_problems(session_id: str, transcript: str, lines: Sequence[TranscriptLine],
+                           known: set[str], phrases: Callable[[], Phrases]) -> list[GateEntry]:
+    entries: list[GateEntry] = []
+    for line in lines:
+        if line.kind == "assistant_text":
+            for text in line.texts:
+                for hit in phrases().openings(text):
+                    identifier = gate_id(session_id, line.key, hit.matched)
+                    if identifier in known:
+                        continue
+                    known.add(identifier)
+                    entries.append(GateEntry(
+                        ts=now_iso(), session_id=session_id, gate_id=identifier, gate_text=hit.sentence,
+                        status="open", opened_by="ai", rule_id=hit.rule_id,
+                        source=GateSource(transcript, line.number, line.uuid, line.sidechain)))
+        elif line.kind == "problem":
+            # one gate per kind of problem and transcript: a drifted format must not flood the store
+            category = line.problem.split(" (")[0]
+            identifier = gate_id(session_id, f"problem:{transcript}", category)
+            if identifier in known:
+                continue
+            known.add(identifier)
+            entries.append(GateEntry(
+                ts=now_iso(), session_id=session_id, gate_id=identifier,
+                gate_text=f"transcript line {line.number} cannot be checked for gate declarations: {line.problem}",
+                status="open", opened_by="verigate", source=GateSource(transcript, line.number)))
+    return entries
+
+
+def sync(store: GateStore, session_id: str, transcript: str | None,
+         phrases: Callable[[], Phrases]) -> SyncResult:
+    """Under the store lock: read the store, scan what is new in the session's transcripts, append the new
+    entries (fsync'd) and only then move the cursors. Without a transcript only the store is folded."""
+    with store.locked():
+        snapshot = store.read()
+        state = fold(snapshot.entries)
+        if transcript is None:
+            return SyncResult(state, (), snapshot.problems)
+        known = set(state.known_ids(session_id))
+        new_entries: list[GateEntry] = []
+        cursors = []
+        restarted = []
+        for path in session_transcripts(transcript):
+            read = read_new_lines(path, store.read_cursor(session_id, path))
+            if read.restarted:
+                restarted.append(path)
+            new_entries += _openings_and_problems(session_id, path, read.lines, known, phrases)
+            interim = fold(snapshot.entries + tuple(new_entries))
+            new_entries += _resolve_requests(session_id, path, read.lines, interim)
+            cursors.append((path, read.cursor))
+        store.append(new_entries)
+        for path, cursor in cursors:
+            store.write_cursor(session_id, path, cursor)
+        return SyncResult(fold(snapshot.entries + tuple(new_entries)), tuple(new_entries), snapshot.problems,
+                          tuple(restarted))
+
+
+def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ...]:
+    """The gates a close command names: one id, all, or the gates of the latest declaring message."""
+    if command.role == "close_all":
+        return tuple(open_gates)
+    if command.role == "close_id":
+        return tuple(gate for gate in open_gates if gate.gate_id == command.gate_id)
+    if not open_gates:
+        return ()
+    latest = open_gates[-1].source
+    if latest is None:
+        return (open_gates[-1],)
+    return tuple(gate for gate in open_gates if gate.source is not None
+                 and (gate.source.transcript, gate.source.line) == (latest.transcript, latest.line))
+
+def request_close(store: GateStore, session_id: str, transcript: str | None, command: CloseCommand,
+                  prompt: str) -> tuple[tuple[Gate, ...], tuple[GateEntry, ...]]:
+    """Record a close request for the gates the command names, then try to confirm it from the transcript's
+    last lines (the typed prompt may already be there; if not, the next scan confirms it). Returns the
+    targeted gates and the entries written."""
+    with store.locked():
+        state = fold(store.read().entries)
+        chosen = targets(command, state.open_gates(session_id))
+        if not chosen:
+            return (), ()
+        request_id = uuid.uuid4().hex
+        requested = [GateEntry(
+            ts=now_iso(), session_id=session_id, gate_id=gate.gate_id, gate_text=gate.gate_text,
+            status="close_requested", closed_reason=prompt.strip(), channel="user-prompt-submit",
+            request_id=request_id) for gate in chosen]
+        store.append(requested)
+        written = list(requested)
+        if transcript is not None:
+            state = fold(store.read().entries)
+            typed = [line for line in tail_lines(transcript) if line.kind == "user_prompt"][-1:]
+            resolved = _resolve_requests(session_id, transcript, typed, state)
+            store.append(resolved)
+            written += resolved
+        return chosen, tuple(written)
