@@ -1,0 +1,122 @@
+"""Hypothesis: mutations of a valid EV never verify as complete; the producer never leaks, whatever its inputs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evidence_helpers import HARNESS, merge_ready, notice, produce_kwargs, receipt, state, write_task
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verigate._errors import EvidenceError, EvidencePartialError
+from verigate.evidence import produce, verify
+from verigate.evidence._privacy import ACCOUNT_KEYS, FORBIDDEN_KEYS
+
+_SCRATCH = Path(tempfile.mkdtemp(prefix="ev-props-"))
+TASK = write_task(_SCRATCH, "TASK-0001", entries=[
+    receipt("repair_review", 1, "F-2"), state("MERGE_READY"),
+    merge_ready({"CI": "success", "lint": "success"}, {"F-1": "resolved"}, 1),
+])
+COMPLETE: dict[str, Any] = json.loads(produce(TASK, **produce_kwargs(routing_decisions="[]",
+                                                                      harness_version_end=dict(HARNESS))))
+COMPLETE.update(replan_count=0, cost_metrics={})
+
+json_scalars = st.none() | st.booleans() | st.integers(-3, 100) | st.text(max_size=12) | st.just("unavailable")
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+def _replace(record: Any, path: tuple[Any, ...], value: Any) -> None:
+    for step in path[:-1]:
+        record = record[step]
+    record[path[-1]] = value
+
+
+def _verdict(record: dict[str, Any]) -> int:
+    try:
+        verify(record, TASK)
+    except EvidenceError as exc:
+        return exc.exit_code
+    return 0
+
+
+def test_the_base_is_complete() -> None:
+    assert _verdict(copy.deepcopy(COMPLETE)) == 0
+
+
+#: injected or free-text fields: nothing in the task folder can re-derive them, so another valid value verifies
+#: (the verifier still holds them to the schema, the privacy check and the partial rules)
+NOT_DERIVABLE = frozenset({"run_id", "started_at", "completed_at", "repository", "harness_version",
+                           "routing_decisions", "replan_count", "cost_metrics", "human_interventions",
+                           "observation", "cause_hypothesis", "escalation"})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_mutated_ev_never_verifies_as_complete_unless_the_change_is_neutral(data: st.DataObject) -> None:
+    record = copy.deepcopy(COMPLETE)
+    paths = [p for p in _paths(record) if p[0] not in NOT_DERIVABLE]
+    kind = data.draw(st.sampled_from(["replace", "drop", "add"]))
+    if kind == "replace":
+        _replace(record, data.draw(st.sampled_from(paths)), data.draw(json_values))
+    elif kind == "drop":
+        path = data.draw(st.sampled_from([p for p in paths if isinstance(p[-1], str)]))
+        parent: Any = record
+        for step in path[:-1]:
+            parent = parent[step]
+        del parent[path[-1]]
+    else:
+        key = data.draw(st.text(min_size=1, max_size=8).filter(lambda k: k not in COMPLETE))
+        record[key] = data.draw(json_values)
+    if json.dumps(record, sort_keys=True) == json.dumps(COMPLETE, sort_keys=True):
+        return
+    added = set(record) - set(COMPLETE)
+    neutral = kind == "add" and all(k.startswith("_") and isinstance(record[k], str) for k in added)
+    assert (_verdict(record) == 0) == neutral, record
+
+
+TEXT = st.lists(st.sampled_from([*"ab /:@.#-_", "Users", "/Users/", "https://", "github.com/", "~/", "C:\\",
+                                 "/pull/12", "#issuecomment-3", "/home/x/"]), max_size=8).map("".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reasons=st.lists(TEXT, max_size=3), url=TEXT, observation=st.none() | TEXT, owner=st.from_regex(
+    r"\A[a-z][a-z0-9]{5,9}\Z"), extra_key=st.sampled_from(sorted(FORBIDDEN_KEYS | ACCOUNT_KEYS)),
+    disposition=TEXT)
+def test_the_producer_never_emits_a_forbidden_key_an_absolute_path_or_an_owner(
+        reasons: list[str], url: str, observation: str | None, owner: str, extra_key: str, disposition: str) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        owner_url = f"https://github.com/{owner}/plangate/pull/7#issuecomment-9"
+        task = write_task(Path(scratch), "TASK-0001", entries=[
+            notice(url + " " + owner_url, **{extra_key: f"/Users/{owner}/secret"}),
+            state("WAITING_FOR_CHECKS", [*reasons, f"by @{owner}", f"see github.com/{owner}/plangate"]),
+            state("MERGE_READY"),
+            merge_ready({"CI": "success"}, {"F-1": {"kind": "rejected", "evidence_ref": disposition + owner_url}}),
+        ])
+        try:
+            text = produce(task, **produce_kwargs(observation=observation))
+        except EvidenceError as exc:
+            assert all("privacy" in reason for reason in exc.reasons), exc.reasons
+            return
+        record = json.loads(text)
+        assert owner not in text and "github.com" not in text and "/Users/" not in text
+        assert not re.search(r'"(?:' + "|".join(FORBIDDEN_KEYS | ACCOUNT_KEYS) + r')":', text)
+        with pytest.raises(EvidencePartialError):  # a producer output always verifies, as partial in Phase 1
+            verify(record, task)
