@@ -1,0 +1,58 @@
+"""RunEvidence benchmark: verify throughput, and compiled fastjsonschema vs jsonschema on the same EV, in one run."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jsonschema
+
+from verigate.evidence import harness_version, produce, verify
+from verigate.evidence._schema import load_evidence_schema
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "evidence" / "docs" / "working"
+
+
+def _rate(label: str, count: int, action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    for _ in range(count):
+        action()
+    elapsed = time.perf_counter() - started
+    rate = count / elapsed
+    print(f"{label:<52} {count:>6} in {elapsed:7.3f} s  = {rate:>10.0f} /s")
+    return rate
+
+
+def main(count: int = 2000) -> None:
+    harness = harness_version()
+    text = produce(EXAMPLE / "TASK-0874", now="2100-01-01T00:00:00Z", started_at="2099-12-31T00:00:00Z",
+                   repository="plangate", run_id="bench-run", harness_version=harness, harness_version_end=harness,
+                   routing_decisions=[], runs_dir=EXAMPLE / "ai-loop-runs")
+    record = json.loads(text)
+    record.update(replan_count=0, cost_metrics={})  # a complete EV, so verify runs every check to exit 0
+    task = EXAMPLE / "TASK-0874"
+    with tempfile.TemporaryDirectory() as scratch:
+        ev_path = Path(scratch) / "ev.json"
+        ev_path.write_text(json.dumps(record), encoding="utf-8")
+        verify(ev_path, task)
+        print(f"verigate evidence benchmark (python {sys.version.split()[0]}, {count} iterations each)")
+        _rate("produce (read task folder + pure producer)", count // 4,
+              lambda: produce(task, now="2100-01-01T00:00:00Z", started_at="2099-12-31T00:00:00Z",
+                              repository="plangate", run_id="bench-run", harness_version=harness))
+        from_file = _rate("verify EV.json + task folder (exit 0 path)", count, lambda: verify(ev_path, task))
+        in_memory = _rate("verify parsed EV + task folder", count, lambda: verify(record, task))
+        print(f"  verify throughput: {from_file:.0f} EVs/s from file, {in_memory:.0f} EVs/s in memory")
+
+    schema = load_evidence_schema()
+    reference = jsonschema.Draft202012Validator(schema.definition)
+    fast = _rate("schema: compiled fastjsonschema", count * 10, lambda: schema.validate(record))
+    slow = _rate("schema: jsonschema Draft202012Validator (baseline)", count, lambda: reference.validate(record))
+    print(f"  compiled fastjsonschema is {fast / slow:.1f}x the jsonschema baseline")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
