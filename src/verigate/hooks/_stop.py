@@ -1,0 +1,346 @@
+"""The Stop gate for Claude Code and Codex: an agent's final answer goes through ``Gate.finalize`` before it stops."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from .._errors import InputError
+from ._protocol import HookAnswer, Host, run_hook
+from ._stop_state import StopState, load_state, save_state
+
+if TYPE_CHECKING:
+    from .._models import Candidate, FinalizeResult
+    from ..gate import Gate
+    from ..transcripts import Turn
+
+__all__ = [
+    "FEEDBACK_MARKER",
+    "PROJECT_DIR_ENV",
+    "StopInput",
+    "claude_stop",
+    "claude_subagent_stop",
+    "codex_stop",
+    "parse_stop_input",
+]
+
+Event = Literal["stop", "subagent-stop"]
+#: the first words of every block reason: the host feeds the reason back as the next prompt, and a prompt
+#: that carries them is verigate's own feedback, never the person's new request
+FEEDBACK_MARKER = "[verigate stop gate]"
+#: set for plug-ins (e.g. verigate-git) to the project directory this hook resolved
+PROJECT_DIR_ENV = "VERIGATE_PROJECT_DIR"
+#: the block reason is an instruction to the agent; the judge's full reflection stays in the store
+MAX_REASON_CHARS = 1500
+PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
+
+
+@attrs.frozen
+class StopInput:
+    """The fields of a Stop / SubagentStop hook input that the gate uses."""
+
+    host: Host
+    event: Event
+    session_id: str
+    #: the gate's session: the host session, or ``<session>/agent/<agent_id>`` for a sub-agent
+    session_key: str
+    project_dir: Path
+    transcript_path: Path | None
+    last_assistant_message: str
+    stop_hook_active: bool
+    turn_id: str = ""
+
+
+def _text_field(data: Mapping[str, Any], name: str, *, required: bool = False) -> str:
+    value = data.get(name)
+    if value is None:
+        if required:
+            raise InputError(f"the hook input has no {name}", source="<stdin>", field=name)
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{name} must be a string, not {type(value).__name__}", source="<stdin>", field=name)
+    return value
+
+
+def parse_stop_input(data: Mapping[str, Any], host: Host, event: Event,
+                     environ: Mapping[str, str] | None = None) -> StopInput:
+    """Check the stdin JSON of a Stop hook; the project is ``CLAUDE_PROJECT_DIR`` when set, else ``cwd``."""
+    environ = os.environ if environ is None else environ
+    session_id = _text_field(data, "session_id", required=True)
+    if not session_id:
+        raise InputError("session_id is empty", source="<stdin>", field="session_id")
+    project = (environ.get("CLAUDE_PROJECT_DIR") if host == "claude-code" else None) or _text_field(data, "cwd")
+    if not project:
+        raise InputError("no project directory: neither CLAUDE_PROJECT_DIR nor cwd is set", source="<stdin>",
+                         field="cwd")
+    project_dir = Path(project)
+    if not project_dir.is_dir():
+        raise InputError(f"the project directory {project} does not exist", source="<stdin>", field="cwd")
+    session_key, transcript = session_id, _text_field(data, "transcript_path")
+    if event == "subagent-stop":
+        agent_id = _text_field(data, "agent_id", required=True)
+        session_key = f"{session_id}/agent/{agent_id}"
+        transcript = _text_field(data, "agent_transcript_path") or transcript
+    active = data.get("stop_hook_active", False)
+    if not isinstance(active, bool):
+        raise InputError("stop_hook_active must be true or false", source="<stdin>", field="stop_hook_active")
+    return StopInput(
+        host=host,
+        event=event,
+        session_id=session_id,
+        session_key=session_key,
+        project_dir=project_dir,
+        transcript_path=Path(transcript) if transcript else None,
+        last_assistant_message=_text_field(data, "last_assistant_message"),
+        stop_hook_active=active,
+        turn_id=_text_field(data, "turn_id"),
+    )
+
+
+# ------------------------------------------------------------------------------------------- answers
+
+
+def _block(reason: str) -> HookAnswer:
+    """Keep the agent going: ``reason`` is what it reads as its next instruction."""
+    text = f"{FEEDBACK_MARKER} {reason.strip()}"
+    if len(text) > MAX_REASON_CHARS:
+        text = text[: MAX_REASON_CHARS - 1] + "…"
+    return 0, {"decision": "block", "reason": text}, ""
+
+
+def _allow_with_message(stop_reason: str, message: str) -> HookAnswer:
+    """Let the agent stop and tell the person: ``stopReason`` (shown because ``continue`` is false) says what,
+    ``systemMessage`` says why and what to do."""
+    return 0, {"continue": False, "stopReason": stop_reason, "systemMessage": message}, ""
+
+
+def _pending(review_id: str | None, why: str) -> HookAnswer:
+    if review_id:
+        headline = f"{PENDING_STATUS}: review {review_id}"
+        where = f"`verigate review show {review_id}`, then approve or reject it"
+    else:
+        headline = f"{PENDING_STATUS}: the review could not be stored"
+        where = "the review could not be stored; the answer stays in the transcript"
+    return _allow_with_message(headline, f"{headline}. verigate could not verify the agent's last answer ({why}); "
+                               f"do not rely on it until a person has checked it: {where}.")
+
+
+def _answer(result: FinalizeResult) -> HookAnswer:
+    if result.outcome == "revise":
+        return _block(result.follow_up or "verification did not pass; revise the answer")
+    if result.outcome == "completed":
+        return 0, None, ""
+    if result.outcome == "pending_review":
+        why = result.policy_action.replace("_", " ")
+        if result.verdict is not None and result.verdict.error:
+            why = f"{why}: {result.verdict.error}"
+        return _pending(result.pending_id, why)
+    message = f"verigate: the agent's last answer was not verified ({result.status})."
+    return _allow_with_message(message, message)
+
+
+# ------------------------------------------------------------------------------------------- the candidate
+
+
+def _turn(stop: StopInput) -> Turn:
+    """The latest turn of the (sub-agent's) transcript."""
+    from ..transcripts import last_turn
+
+    if stop.transcript_path is None:
+        raise InputError("the hook input has no transcript_path: the request cannot be read", source="<stdin>",
+                         field="transcript_path")
+    if stop.event == "subagent-stop":
+        return _subagent_turn(stop.transcript_path, stop.host)
+    return last_turn(stop.transcript_path, host=stop.host)
+
+
+def _subagent_turn(path: Path, host: Host) -> Turn:
+    """``last_turn`` for a sub-agent transcript, whose lines are all sidechain lines (last_turn skips those)."""
+    from ..transcripts import AssistantText, CallPairer, ToolCall, ToolResult, ToolUse, Turn, UserPrompt, read
+
+    transcript = read(path, host=host)
+    request, final_message = "", ""
+    final_parts: list[str] = []
+    calls: list[ToolCall] = []
+    pairer = CallPairer()
+    try:
+        for event in transcript:
+            if isinstance(event, UserPrompt) and event.origin in ("typed", "command"):
+                request, final_parts, final_message, calls, pairer = event.text, [], "", [], CallPairer()
+            elif isinstance(event, AssistantText):
+                if not event.message_id or event.message_id != final_message:
+                    final_parts = []
+                final_parts.append(event.text)
+                final_message = event.message_id
+            elif isinstance(event, ToolUse):
+                calls.extend(pairer.add_use(event))
+            elif isinstance(event, ToolResult):
+                calls.extend(pairer.add_result(event))
+    except OSError as exc:
+        raise InputError(f"cannot read transcript: {exc}", source=str(path)) from exc
+    calls.extend(pairer.flush())
+    from .._models import ToolObservation
+
+    observations = tuple(
+        ToolObservation(call.use.name, call.use.input, call.result.text if call.result else "", call.ok)
+        for call in calls
+    )
+    return Turn(request, "\n\n".join(final_parts), observations, transcript.warnings)
+
+
+def _request_of(turn: Turn, gate: Gate, session_key: str) -> str:
+    """The person's request; when the latest prompt is verigate's own feedback, the request it answers."""
+    if FEEDBACK_MARKER not in turn.request:
+        return turn.request
+    stored = gate.store.attempts(session_key)
+    if stored and isinstance(stored[0].get("request"), str):
+        return str(stored[0]["request"])
+    raise InputError("the latest prompt is verigate's own feedback and the request it answers is not stored",
+                     source="<transcript>")
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _candidate(stop: StopInput, turn: Turn, request: str) -> Candidate:
+    from .._models import Candidate
+
+    return Candidate(
+        request=request,
+        # the host's own copy of the final message wins: the transcript may not have it written yet
+        final_text=stop.last_assistant_message or turn.final_text,
+        tool_calls=turn.tool_calls,
+        session_id=stop.session_key,
+        turn_id=stop.turn_id,
+    )
+
+
+def _open_gate(project_dir: Path) -> Gate:
+    from ..gate import Gate
+
+    config = project_dir / "verigate.yaml"
+    # an absent verigate.yaml means the embedded defaults (no judge: everything fails closed into review)
+    return Gate.from_config(config if config.is_file() else {})
+
+
+# ------------------------------------------------------------------------------------------- the hook
+
+
+@attrs.define
+class _Run:
+    """What one invocation has learned so far; the error path uses it to count failures per session."""
+
+    host: Host
+    event: Event
+    stop: StopInput | None = None
+
+    def handle(self, data: dict[str, Any]) -> HookAnswer:
+        import asyncio
+
+        from .._models import Termination, TerminationReason
+
+        stop = self.stop = parse_stop_input(data, self.host, self.event)
+        # relative paths of verigate.yaml (store url, packs) are the project's, as for the CLI run there
+        os.chdir(stop.project_dir)
+        os.environ[PROJECT_DIR_ENV] = str(stop.project_dir)
+        state = load_state(stop.project_dir, stop.session_key)
+        turn = _turn(stop)
+        with _open_gate(stop.project_dir) as gate:
+            request = _request_of(turn, gate, stop.session_key)
+            request_sha = _sha256(request)
+            if request_sha != state.request_sha256:
+                state = StopState(request_sha256=request_sha)
+                session = gate.store.get_session(stop.session_key)
+                if session is not None and session.follow_up:
+                    # a new request while a revise of the previous one was outstanding: start it afresh
+                    gate.store.reset_request(stop.session_key)
+            candidate = _candidate(stop, turn, request)
+            result = asyncio.run(gate.finalize(candidate, Termination(TerminationReason.NATURAL)))
+            if result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
+                answer = self._loop_guard(gate, candidate, state)
+                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
+            else:
+                answer = _answer(result)
+                blocks = state.blocks_in_row + 1 if result.outcome == "revise" else 0
+                state = attrs.evolve(state, blocks_in_row=blocks, errors_in_row=0)
+        save_state(stop.project_dir, stop.session_key, state)
+        return answer
+
+    def _loop_guard(self, gate: Gate, candidate: Candidate, state: StopState) -> HookAnswer:
+        """More blocks in a row than the revise budget allows (the gate's counter was reset under us):
+        hand the answer to a person instead of blocking again."""
+        reason = f"stop hook loop guard: {state.blocks_in_row} blocks in a row for one request"
+        review_id = _store_review(gate, candidate.session_id, "escalate_budget_exhausted", reason, candidate)
+        return _pending(review_id, reason)
+
+    def on_error(self, reason: str) -> HookAnswer:
+        """Fail closed without looping: block on a session's first consecutive error, then pending review."""
+        stop = self.stop
+        if stop is None:  # unreadable input: nothing to count against
+            return _block(f"verigate could not read the Stop hook input ({reason}); the answer is not verified.")
+        try:
+            state = load_state(stop.project_dir, stop.session_key)
+            errors = state.errors_in_row + 1
+            save_state(stop.project_dir, stop.session_key,
+                       attrs.evolve(state, errors_in_row=0 if errors > 1 else errors, blocks_in_row=0))
+        except Exception as exc:  # no counter: the host's one-bit flag is the last loop guard left
+            reason = f"{reason}; the error counter is unusable too ({type(exc).__name__}: {exc})"
+            errors = 2 if stop.stop_hook_active else 1
+        if errors == 1:
+            return _block(f"verigate could not verify this answer ({reason}). Stop again to retry; if it fails "
+                          "again, the answer goes to a person for review.")
+        return _pending(_review_after_error(stop, reason), reason)
+
+
+def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str,
+                  candidate: Candidate | None) -> str:
+    from ..gate import unstructure
+
+    redacted = gate.egress.candidate(candidate)[0] if candidate is not None else None
+    return gate.store.create_pending_review(
+        session_key,
+        policy_action=policy_action,
+        reason=gate.egress.text(reason).text,
+        pending_text=redacted.final_text if redacted is not None else "",
+        candidate=unstructure(redacted) if redacted is not None else {},
+        verdict=None,
+    )
+
+
+def _review_after_error(stop: StopInput, reason: str) -> str | None:
+    """A pending review for the failed verification, holding the final answer when it can be read."""
+    from .._models import Candidate
+
+    try:
+        with _open_gate(stop.project_dir) as gate:
+            candidate = Candidate("", stop.last_assistant_message, session_id=stop.session_key,
+                                  turn_id=stop.turn_id)
+            return _store_review(gate, stop.session_key, "escalate_hook_error", reason, candidate)
+    except Exception:  # the store (or configuration) itself is what fails: say so, never block again
+        return None
+
+
+def _main(host: Host, event: Event) -> int:
+    run = _Run(host, event)
+    return run_hook(run.handle, run.on_error)
+
+
+def claude_stop() -> int:
+    """``verigate hook claude-code stop``."""
+    return _main("claude-code", "stop")
+
+
+def claude_subagent_stop() -> int:
+    """``verigate hook claude-code subagent-stop``."""
+    return _main("claude-code", "subagent-stop")
+
+
+def codex_stop() -> int:
+    """``verigate hook codex stop``."""
+    return _main("codex", "stop")
