@@ -166,10 +166,12 @@ def refused_url() -> str:
 class JudgeServer:
     """A scripted loopback server for one protocol; use as a context manager or call start()/stop()."""
 
-    def __init__(self, protocol: Protocol, *, required_key: str | None = None) -> None:
+    def __init__(self, protocol: Protocol, *, required_key: str | None = None, path: str | None = None) -> None:
         if protocol not in PATHS:
             raise ValueError(f"unknown protocol {protocol!r}")
         self.protocol = protocol
+        #: the one path served (default: the protocol's, see PATHS); e.g. a gateway's alternative endpoint
+        self.path = path or PATHS[protocol]
         #: when set, a request without ``Bearer <key>`` / ``x-api-key: <key>`` gets 401
         self.required_key = required_key
         self._replies: deque[Reply] = deque()
@@ -259,7 +261,7 @@ class JudgeServer:
             self._requests.append(request)
             if self.required_key is not None and not _carries_key(request.headers, self.required_key):
                 return Reply(401, json.dumps(_error_body(self.protocol, 401, "invalid api key")).encode())
-            if request.path.split("?")[0] != PATHS[self.protocol]:
+            if request.path.split("?")[0] != self.path:
                 return Reply(404, json.dumps(_error_body(self.protocol, 404, "no such path")).encode())
             if not self._replies:
                 return Reply(UNSCRIPTED_STATUS, b'{"error": {"message": "unscripted request"}}')
