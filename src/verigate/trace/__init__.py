@@ -1,0 +1,110 @@
+"""The trace grader (seed 004): grade the path, not just the answer — corrupt success and pass^k.
+
+Parsers turn traces.json, hook audit JSONL, Claude Code transcripts and Codex rollouts into one model
+(:class:`Run` of :class:`Step`); trace rules (plug-ins through ``verigate_trace_rules``) flag steps; each run gets
+a verdict (clean-pass · pass-with-warnings · corrupt-success · fail) and each task pass^k. See the README section
+"Trace grader" for the CLI (``verigate grade``).
+"""
+
+from __future__ import annotations
+
+from ._config import (
+    ForbiddenTool,
+    Grounding,
+    TraceConfig,
+    TrajectoryJudgeConfig,
+    build_trace_config,
+    load_trace_config,
+)
+from ._grade import DEFAULT_KEEP_STEPS, Source, grade, grade_events, grade_many, rule_registry, run_verdict
+from ._html import render_html
+from ._judge import judge_axis, judge_trajectory
+from ._model import (
+    Flag,
+    GradeReport,
+    JudgeAxis,
+    PassHatK,
+    Run,
+    RunResult,
+    RunVerdict,
+    Severity,
+    Step,
+    TaskResult,
+    TaskStatus,
+)
+from ._parsers import (
+    Format,
+    RunEnd,
+    RunEvent,
+    RunStart,
+    RunStep,
+    detect_format,
+    load_runs,
+    parse,
+    parse_audit,
+    parse_claude_code,
+    parse_codex,
+    parse_traces,
+)
+from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
+from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
+from ._rules import BUILTIN_RULES, RuleChecker, TraceRule, error_signature, normalize_path
+from ._selftest import run_self_test
+
+__all__ = [
+    "BUILTIN_RULES",
+    "DEFAULT_KEEP_STEPS",
+    "Flag",
+    "ForbiddenTool",
+    "Format",
+    "GradeReport",
+    "Grounding",
+    "JudgeAxis",
+    "PassHatK",
+    "RuleChecker",
+    "Run",
+    "RunEnd",
+    "RunEvent",
+    "RunResult",
+    "RunStart",
+    "RunStep",
+    "RunVerdict",
+    "Severity",
+    "Source",
+    "Step",
+    "TaskResult",
+    "TaskStatus",
+    "TraceConfig",
+    "TraceRule",
+    "TrajectoryJudgeConfig",
+    "build_trace_config",
+    "detect_format",
+    "error_signature",
+    "github_annotations",
+    "github_summary",
+    "grade",
+    "grade_events",
+    "grade_many",
+    "judge_axis",
+    "judge_trajectory",
+    "load_runs",
+    "load_trace_config",
+    "normalize_path",
+    "parse",
+    "parse_audit",
+    "parse_claude_code",
+    "parse_codex",
+    "parse_traces",
+    "pass_at_k",
+    "pass_hat_k",
+    "render_html",
+    "render_junit",
+    "render_sarif",
+    "render_text",
+    "rule_registry",
+    "run_self_test",
+    "run_verdict",
+    "suite_pass_hat_k",
+    "task_results",
+    "to_json",
+]

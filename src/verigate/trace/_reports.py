@@ -1,0 +1,291 @@
+"""Reports of a GradeReport: human text, JSON, JUnit XML, SARIF 2.1.0, GitHub annotations and step summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from ._model import SEVERITIES, Flag, GradeReport, RunResult, Step
+from ._rules import BUILTIN_RULES
+
+__all__ = [
+    "github_annotations",
+    "github_summary",
+    "render_junit",
+    "render_sarif",
+    "render_text",
+    "to_json",
+]
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"high": "error", "medium": "warning", "low": "note"}
+_GITHUB_COMMAND = {"high": "error", "medium": "warning", "low": "notice"}
+_SEVERITY_ORDER = {severity: index for index, severity in enumerate(SEVERITIES)}
+
+
+def _verdict_counts(report: GradeReport) -> dict[str, int]:
+    counts = Counter(result.verdict for result in report.runs)
+    return {verdict: counts.get(verdict, 0)
+            for verdict in ("clean-pass", "pass-with-warnings", "corrupt-success", "fail")}
+
+
+def _signals(report: GradeReport) -> list[str]:
+    signals = []
+    if report.corrupt_runs:
+        signals.append("corrupt-success: " + ", ".join(result.run.run_id for result in report.corrupt_runs))
+    if report.flaky_tasks:
+        signals.append("flaky: " + ", ".join(f"{task.task} ({task.c}/{task.n})" for task in report.flaky_tasks))
+    if report.failing_tasks:
+        signals.append("failing: " + ", ".join(f"{task.task} ({task.c}/{task.n})" for task in report.failing_tasks))
+    if report.judge_rejections:
+        signals.append("judge rejected: " + ", ".join(result.run.run_id for result in report.judge_rejections))
+    return signals
+
+
+def _where(result: RunResult, flag: Flag) -> str:
+    return f"{result.run.source}:{flag.line}" if flag.line is not None else result.run.source
+
+
+# ------------------------------------------------------------------------------------------------------ text
+
+
+def render_text(report: GradeReport) -> str:
+    """The human report: runs with verdicts and flags, tasks, pass^k, judge axis, notes and the outcome."""
+    lines = [f"verigate grade: {len(report.runs)} run(s), {len(report.tasks)} task(s)",
+             f"config: {report.config_source} (verified: {'true' if report.config_verified else 'false'})", ""]
+    width = max([len(result.run.run_id) for result in report.runs] + [3])
+    lines.append(f"{'RUN'.ljust(width)}  {'VERDICT':<19} {'STEPS':>6}  FLAGS")
+    for result in report.runs:
+        run = result.run
+        counts = Counter(flag.severity for flag in result.flags)
+        summary = ", ".join(f"{counts[severity]} {severity}" for severity in SEVERITIES if counts[severity])
+        sub = f"  (sub-agent of {run.parent})" if run.parent else ""
+        partial = "  [partial]" if run.partial else ""
+        lines.append(f"{run.run_id.ljust(width)}  {result.verdict:<19} {run.step_count:>6}  {summary or '-'}"
+                     f"{partial}{sub}")
+        for flag in sorted(result.flags, key=lambda item: (_SEVERITY_ORDER[item.severity], item.step or 0)):
+            step = f"step {flag.step}" if flag.step is not None else "run"
+            lines.append(f"    [{flag.severity}] {flag.rule} at {step} ({flag.tool}) {_where(result, flag)}: "
+                         f"{flag.detail}")
+        if result.judge is not None:
+            verdict = result.judge
+            outcome = f"error {verdict.error}" if verdict.error else ("passed" if verdict.passed else "failed")
+            lines.append(f"    judge: {outcome}" + (f" — misses: {', '.join(verdict.rubric_misses)}"
+                                                      if verdict.rubric_misses else ""))
+    if report.tasks:
+        lines += ["", "TASKS (pass^k per task; flaky: some runs failed, failing: all failed)"]
+        for task in report.tasks:
+            values = " ".join(f"k={k}:{value:.4f}" for k, value in enumerate(task.pass_hat_k, 1)) or "-"
+            partial = f", {task.partial_runs} partial run(s) not counted" if task.partial_runs else ""
+            lines.append(f"  {task.task}: n={task.n} c={task.c} {task.status.upper()}  pass^k {values}{partial}")
+    if report.pass_hat_k:
+        lines += ["", "pass^k over the suite (mean over tasks with at least k runs):"]
+        for row in report.pass_hat_k:
+            short = f"; {len(row.tasks_short)} task(s) with fewer than {row.k} runs not scored" if row.tasks_short \
+                else ""
+            lines.append(f"  pass^{row.k} = {row.value:.4f}   pass@{row.k} = {row.pass_at_k:.4f}   "
+                         f"({row.tasks_counted} task(s){short})")
+    lines += ["", f"judge axis: {report.judge.reason}"]
+    if report.warnings:
+        lines.append(f"warnings: {report.warnings} input line(s) skipped")
+    if report.notes:
+        lines += ["", "notes:"] + [f"  - {note}" for note in report.notes]
+    signals = _signals(report)
+    lines += ["", f"exit {report.exit_code}: " + ("; ".join(signals) if signals else
+                                                   "every run delivered without a high-severity flag")]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------------ JSON
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    return {"step": step.step, "tool": step.tool, "args": dict(step.args), "observation": step.observation,
+            "ok": step.ok, "line": step.line, "cascade": step.cascade}
+
+
+def _flag_json(flag: Flag) -> dict[str, Any]:
+    return {"rule": flag.rule, "severity": flag.severity, "step": flag.step, "tool": flag.tool,
+            "detail": flag.detail, "line": flag.line}
+
+
+def to_json(report: GradeReport, *, steps: bool = True) -> dict[str, Any]:
+    """The whole report as JSON-ready data (``steps`` False leaves the kept steps out)."""
+    runs = []
+    for result in report.runs:
+        run = result.run
+        entry: dict[str, Any] = {
+            "task": run.task, "run_id": run.run_id, "source": run.source, "verdict": result.verdict,
+            "delivered": run.delivered, "delivered_forced": run.delivered_forced, "partial": run.partial,
+            "parent": run.parent, "step_count": run.step_count, "steps_shown": len(run.steps),
+            "warnings": run.warnings, "notes": list(run.notes), "flags": [_flag_json(flag) for flag in result.flags],
+            "judge": None if result.judge is None else {
+                "passed": result.judge.passed, "score": result.judge.score, "error": result.judge.error,
+                "rubric_misses": list(result.judge.rubric_misses), "engine": result.judge.effective_engine
+                or result.judge.engine},
+        }
+        if steps:
+            entry["steps"] = [_step_json(step) for step in run.steps]
+        runs.append(entry)
+    return {
+        "exit_code": report.exit_code,
+        "config": {"source": report.config_source, "verified": report.config_verified},
+        "summary": {"runs": len(report.runs), "verdicts": _verdict_counts(report),
+                    "corrupt_success": [result.run.run_id for result in report.corrupt_runs],
+                    "flaky_tasks": [task.task for task in report.flaky_tasks],
+                    "failing_tasks": [task.task for task in report.failing_tasks]},
+        "runs": runs,
+        "tasks": [{"task": task.task, "n": task.n, "c": task.c, "status": task.status,
+                   "pass_hat_k": {str(k): value for k, value in enumerate(task.pass_hat_k, 1)},
+                   "pass_at_k": {str(k): value for k, value in enumerate(task.pass_at_k, 1)},
+                   "runs": list(task.run_ids), "partial_runs": task.partial_runs} for task in report.tasks],
+        "pass_hat_k": [{"k": row.k, "value": row.value, "pass_at_k": row.pass_at_k,
+                        "tasks_counted": row.tasks_counted, "tasks_short": list(row.tasks_short)}
+                       for row in report.pass_hat_k],
+        "judge": {"status": report.judge.status, "reason": report.judge.reason},
+        "warnings": report.warnings,
+        "notes": list(report.notes),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------- JUnit
+
+
+def render_junit(report: GradeReport) -> str:
+    """JUnit XML: one testsuite per task, a testcase per run and one for the task's pass^k."""
+    root = ElementTree.Element("testsuites", name="verigate grade")
+    by_task: dict[str, list[RunResult]] = {}
+    for result in report.runs:
+        by_task.setdefault(result.run.task, []).append(result)
+    tasks = {task.task: task for task in report.tasks}
+    total = failures = 0
+    for task_name, results in by_task.items():
+        suite = ElementTree.SubElement(root, "testsuite", name=task_name)
+        suite_failures = 0
+        for result in results:
+            case = ElementTree.SubElement(suite, "testcase", classname=task_name, name=result.run.run_id,
+                                          file=result.run.source)
+            flags = "\n".join(f"[{flag.severity}] {flag.rule} step {flag.step} ({flag.tool}) "
+                              f"{_where(result, flag)}: {flag.detail}" for flag in result.flags)
+            if result.verdict in ("corrupt-success", "fail"):
+                suite_failures += 1
+                failure = ElementTree.SubElement(case, "failure", type=result.verdict,
+                                                 message=f"{result.run.run_id}: {result.verdict}")
+                failure.text = flags or result.verdict
+            elif flags:
+                ElementTree.SubElement(case, "system-out").text = f"{result.verdict}\n{flags}"
+        task = tasks.get(task_name)
+        if task is not None:
+            case = ElementTree.SubElement(suite, "testcase", classname=task_name, name=f"pass^{task.n}")
+            if task.status in ("flaky", "failing"):
+                suite_failures += 1
+                ElementTree.SubElement(case, "failure", type=task.status,
+                                       message=f"{task_name} is {task.status}: {task.c} of {task.n} runs delivered")
+        cases = len(suite.findall("testcase"))
+        suite.set("tests", str(cases))
+        suite.set("failures", str(suite_failures))
+        total += cases
+        failures += suite_failures
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
+
+
+# ----------------------------------------------------------------------------------------------------- SARIF
+
+
+def _artifact_uri(source: str) -> str:
+    path = Path(source)
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_uri()
+
+
+def render_sarif(report: GradeReport, *, rule_descriptions: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """SARIF 2.1.0: one result per flag, located at the transcript line of its step."""
+    descriptions = {rule.id: rule.description for rule in BUILTIN_RULES}
+    descriptions.update(rule_descriptions or {})
+    used = sorted({flag.rule for result in report.runs for flag in result.flags} | set(descriptions))
+    severity_of = {flag.rule: flag.severity for result in report.runs for flag in result.flags}
+    severity_of.update({rule.id: rule.severity for rule in BUILTIN_RULES})
+    rules = [{"id": rule_id, "shortDescription": {"text": descriptions.get(rule_id, rule_id)},
+              "defaultConfiguration": {"level": _SARIF_LEVEL[severity_of.get(rule_id, "medium")]}}
+             for rule_id in used]
+    index = {rule_id: position for position, rule_id in enumerate(used)}
+    results = []
+    for result in report.runs:
+        for flag in result.flags:
+            location: dict[str, Any] = {"artifactLocation": {"uri": _artifact_uri(result.run.source)}}
+            if flag.line is not None:
+                location["region"] = {"startLine": flag.line}
+            results.append({
+                "ruleId": flag.rule, "ruleIndex": index[flag.rule], "level": _SARIF_LEVEL[flag.severity],
+                "message": {"text": f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail}"},
+                "locations": [{"physicalLocation": location}],
+                "properties": {"run_id": result.run.run_id, "task": result.run.task, "step": flag.step,
+                               "tool": flag.tool, "severity": flag.severity, "verdict": result.verdict},
+            })
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "verigate trace grader", "version": _version(), "rules": rules}},
+        "results": results,
+        "properties": {"exit_code": report.exit_code, "config_verified": report.config_verified},
+    }]}
+
+
+def _version() -> str:
+    from .._plugins import _core_version
+
+    return _core_version()
+
+
+# ---------------------------------------------------------------------------------------------------- GitHub
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(report: GradeReport) -> list[str]:
+    """Workflow commands (``::error file=…,line=…::…``), high severity first, then flaky/failing tasks."""
+    flagged = [(result, flag) for result in report.runs for flag in result.flags]
+    flagged.sort(key=lambda item: (_SEVERITY_ORDER[item[1].severity], item[0].run.source, item[1].line or 0))
+    commands = []
+    for result, flag in flagged:
+        properties = [f"file={_escape_property(result.run.source)}"]
+        if flag.line is not None:
+            properties.append(f"line={flag.line}")
+        properties.append(f"title={_escape_property(f'verigate {flag.rule} ({flag.severity})')}")
+        message = f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail} [{result.verdict}]"
+        commands.append(f"::{_GITHUB_COMMAND[flag.severity]} {','.join(properties)}::{_escape_data(message)}")
+    for task in (*report.flaky_tasks, *report.failing_tasks):
+        title = _escape_property(f"verigate pass^k: {task.status}")
+        commands.append(f"::error title={title}::{_escape_data(f'{task.task}: {task.c} of {task.n} runs delivered')}")
+    return commands
+
+
+def github_summary(report: GradeReport) -> str:
+    """A Markdown summary table for ``$GITHUB_STEP_SUMMARY``."""
+    counts = _verdict_counts(report)
+    lines = ["## verigate grade", "",
+             f"**exit {report.exit_code}** — " + ("; ".join(_signals(report)) or "no corrupt success, no flaky task"),
+             "", "| run | task | verdict | steps | high | medium | low |", "|---|---|---|---:|---:|---:|---:|"]
+    for result in report.runs:
+        severity = Counter(flag.severity for flag in result.flags)
+        lines.append(f"| {result.run.run_id} | {result.run.task} | {result.verdict} | {result.run.step_count} | "
+                     f"{severity['high']} | {severity['medium']} | {severity['low']} |")
+    if report.pass_hat_k:
+        lines += ["", "| k | pass^k | pass@k | tasks |", "|---:|---:|---:|---:|"]
+        lines += [f"| {row.k} | {row.value:.4f} | {row.pass_at_k:.4f} | {row.tasks_counted} |"
+                  for row in report.pass_hat_k]
+    lines += ["", " · ".join(f"{verdict}: {count}" for verdict, count in counts.items()),
+              f"config verified: {str(report.config_verified).lower()} · judge axis: {report.judge.status}", ""]
+    return "\n".join(lines)
