@@ -27,3 +27,24 @@ def test_the_readme_walkthrough(tmp_path: Path) -> None:
     assert verified.returncode == 11
     assert verified.stderr.splitlines()[1:] == ["run-evidence: unavailable:cost_metrics",
                                                 "run-evidence: unavailable:replan_count"]
+
+
+def test_the_public_face_is_sorted_and_complete() -> None:
+    import verigate.evidence as evidence
+
+    assert evidence.__all__ == sorted(evidence.__all__)
+    assert {name for name in vars(evidence) if not name.startswith("_")} - {"annotations"} == set(evidence.__all__)
+
+
+def test_concurrent_producers_write_identical_bytes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    args = ["evidence", "produce", TASK, "--now", "2100-01-01T00:00:00Z", "--started-at", "2099-12-31T00:00:00Z",
+            "--repository", "plangate", "--run-id", "r-1", "--harness-version",
+            json.dumps({"plugin_version": "1", "cli_version": "1", "corpus_hash": "sha256:" + "0" * 64})]
+    children = [subprocess.Popen([sys.executable, "-m", "verigate", *args, "--out", str(tmp_path / f"{i}.json")],
+                                 cwd=EXAMPLE) for i in range(4)]
+    assert [child.wait(timeout=120) for child in children] == [0, 0, 0, 0]
+    outputs = {(tmp_path / f"{i}.json").read_bytes() for i in range(4)}
+    assert len(outputs) == 1
