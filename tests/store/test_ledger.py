@@ -95,6 +95,14 @@ def test_tampering_is_detected_naming_the_first_bad_row(db_path: Path, store: Sq
     assert isinstance(caught.value, StoreError)
 
 
+def test_a_removed_head_record_is_tampering(db_path: Path, store: SqliteStore) -> None:
+    _fill(store, 2)
+    _attacker(db_path).execute("DELETE FROM ledger_head")
+    with pytest.raises(LedgerTamperedError, match="head is missing") as caught:
+        store.verify_ledger()
+    assert caught.value.field == "ledger_head"
+
+
 def test_a_consistently_rewritten_chain_is_caught_by_the_recorded_head(db_path: Path, store: SqliteStore) -> None:
     """Rewriting a row and re-hashing everything after it still differs from the head the store recorded."""
     rows = _fill(store, 3)

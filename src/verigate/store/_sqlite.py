@@ -422,7 +422,7 @@ class SqliteStore:
                 head = conn.execute("SELECT seq, row_hash FROM ledger_head WHERE one = 1").fetchone()
                 if head is None:
                     raise LedgerTamperedError("the recorded ledger head is missing", source=self.path,
-                                              field="seq 1")
+                                              field="ledger_head")
                 return verify_chain(self._ledger_rows(conn), source=self.path, head=(head[0], head[1]))
             finally:
                 conn.execute("ROLLBACK")
