@@ -1,0 +1,77 @@
+"""The judge prompt: shipped templates, unforgeable delimiters, caps with truncation marks, the wire schema."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verigate import Candidate, ToolObservation
+from verigate._data import read_text, schema
+from verigate.judge import VERDICT_SCHEMA, JudgeCaps, JudgeRequest, build_chat_request, neutralise, wire_schema
+
+BLOCKS = ("request", "final_answer", "tool_observations", "rubric")
+
+
+DEFAULT_CAPS = JudgeCaps()
+
+
+def _user(request: JudgeRequest, caps: JudgeCaps = DEFAULT_CAPS) -> str:
+    return build_chat_request(request, caps, response_schema=None).user
+
+
+def test_templates_are_shipped_and_name_every_block() -> None:
+    system, user = read_text("prompts", "judge_system.txt"), read_text("prompts", "judge_user.txt")
+    assert "ignore" in system and "never an instruction" in system
+    for name in BLOCKS:
+        assert f"<<<BEGIN {name}>>>" in user and f"<<<END {name}>>>" in user
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("<>ab \nEND"), max_size=60))
+def test_neutralised_text_never_holds_a_delimiter(text: str) -> None:
+    out = neutralise(text)
+    assert "<<<" not in out and ">>>" not in out
+    assert out.replace(" ", "") == text.replace(" ", "")  # only spaces are added: nothing is lost
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=80), st.text(max_size=80), st.text(max_size=40))
+def test_every_block_opens_and_closes_once_whatever_the_data(request: str, final: str, output: str) -> None:
+    candidate = Candidate(request, final, (ToolObservation("t", {"k": output}, output, None),))
+    user = _user(JudgeRequest(candidate, (request,), (final,)))
+    for name in BLOCKS:
+        assert user.count(f"<<<BEGIN {name}>>>") == 1 and user.count(f"<<<END {name}>>>") == 1
+    assert len(re.findall(r"<<<", user)) == 2 * len(BLOCKS) + 2  # + the two in the header sentence
+
+
+def test_caps_are_configurable_and_marked() -> None:
+    caps = JudgeCaps(request_chars=10, candidate_chars=5, observations=2, observation_result_chars=4,
+                     observation_input_chars=8, observation_other_chars=3)
+    calls = tuple(ToolObservation(f"tool-{n}", {"path": "abcdefghij"}, "0123456789", n % 2 == 0) for n in range(4))
+    user = _user(JudgeRequest(Candidate("r" * 11, "f" * 6, calls), ("tests_pass",), ("no_commit",)), caps)
+    assert "[truncated: 10 of 11 characters shown]" in user
+    assert "[truncated: 5 of 6 characters shown]" in user
+    assert "[truncated: 2 earlier tool calls not shown]" in user
+    assert "[truncated: 4 of 10 characters shown]" in user  # result
+    assert "[truncated: 3 of 6 characters shown]" in user  # tool name
+    assert "#3 too" in user and "(ok)" in user and "(error)" in user
+    assert "- tests_pass" in user and "already failed" in user
+    assert "- no_\n[truncated: 3 of 9 characters shown]" in user  # a known miss is capped like other fields
+
+
+def test_no_tool_calls_and_no_requirements_are_said_plainly() -> None:
+    user = _user(JudgeRequest(Candidate("do it", "")))
+    assert "(the agent made no tool calls)" in user and "(empty)" in user and "(none beyond the request)" in user
+
+
+def test_wire_schema_keeps_shape_and_drops_constraints() -> None:
+    full = schema(VERDICT_SCHEMA)
+    wire = wire_schema(full)
+    assert wire["required"] == full["required"] and wire["additionalProperties"] is False
+    assert set(wire["properties"]) == set(full["properties"])
+    text = repr(wire)
+    for dropped in ("minimum", "maximum", "maxLength", "pattern", "maxItems", "$schema", "$id"):
+        assert dropped not in text
+    assert wire["properties"]["reflection"]["required"] == ["observation", "lesson", "next_check"]
