@@ -102,7 +102,7 @@ def main(argv: Sequence[str]) -> int:
         return _self_test(args)
     from ..trace import Source
 
-    sources = ([Source(path, "traces", args.task) for path in args.traces]
+    sources = ([Source(path, "traces") for path in args.traces]  # traces.json names its own tasks
                + [Source(path, "audit", args.task) for path in args.audit]
                + [Source(path, "claude-code", args.task) for path in args.transcript]
                + [Source(path, "codex", args.task) for path in args.codex])

@@ -13,6 +13,7 @@ __all__ = ["render_html"]
 #: runs whose step table opens by itself: flagged ones, when not too long to read
 OPEN_STEPS_UP_TO = 60
 OBSERVATION_PREVIEW = 240
+_VERDICT_ORDER = {"corrupt-success": 0, "fail": 1, "pass-with-warnings": 2, "clean-pass": 3}
 ARGS_PREVIEW = 160
 
 _CSS = """
@@ -27,7 +28,8 @@ border-radius:10px;padding:12px 16px;min-width:150px}.card b{display:block;font-
 table{border-collapse:collapse;width:100%;background:var(--card);border:1px solid var(--line);border-radius:10px;
 overflow:hidden}th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#f9fafb;font-weight:600;color:#344054}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.badge{display:inline-block;border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;color:#fff}
+.badge{display:inline-block;white-space:nowrap;border-radius:999px;padding:1px 9px;font-size:12px;
+font-weight:600;color:#fff}
 .v-clean-pass{background:var(--ok)}.v-pass-with-warnings{background:var(--medium)}
 .v-corrupt-success{background:var(--high)}.v-fail{background:var(--fail)}
 .s-reliable{background:var(--ok)}.s-flaky{background:var(--medium)}.s-failing{background:var(--high)}
@@ -58,7 +60,7 @@ def _chart(rows: tuple[PassHatK, ...]) -> str:
     slot = (width - left - 16) / max(len(rows), 1)
     bar = min(48.0, slot * 0.36)
     parts = [f'<svg id="pass-k-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="pass^k by k">',
+             f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" role="img" aria-label="pass^k by k">',
              '<title>pass^k and pass@k by k</title>']
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = top + plot_h * (1 - tick)
@@ -126,7 +128,7 @@ def _steps_table(result: RunResult) -> str:
 def _runs_table(report: GradeReport) -> str:
     rows = ['<table id="runs"><thead><tr><th>run</th><th>task</th><th>verdict</th><th class="num">steps</th>'
             '<th>flags</th><th>source</th></tr></thead>']
-    for result in report.runs:
+    for result in sorted(report.runs, key=lambda item: _VERDICT_ORDER[item.verdict]):  # problems first
         run = result.run
         counts = Counter(flag.severity for flag in result.flags)
         flags = " ".join(f'<span class="sev sev-{severity}">{counts[severity]} {severity}</span>'

@@ -95,7 +95,7 @@ def render_text(report: GradeReport) -> str:
         lines += ["", "notes:"] + [f"  - {note}" for note in report.notes]
     signals = _signals(report)
     lines += ["", f"exit {report.exit_code}: " + ("; ".join(signals) if signals else
-                                                   "every run delivered without a high-severity flag")]
+                                                   "no corrupt success, no flaky or failing task")]
     return "\n".join(lines) + "\n"
 
 

@@ -260,7 +260,6 @@ class _GroundingChecker(_Checker):
         self.grounding = config.grounding
         self.partial = partial
         self.files: set[str] = set()
-        self.folders: list[str] = []
 
     def _path(self, step: Step) -> str | None:
         for key in _PATH_KEYS:
@@ -269,16 +268,13 @@ class _GroundingChecker(_Checker):
                 return normalize_path(value, step.cwd)
         return None
 
-    def _grounded(self, path: str) -> bool:
-        return path in self.files or any(path.startswith(folder) for folder in self.folders)
-
     def step(self, step: Step) -> Iterable[Flag]:
         tool = step.tool
         if tool in self.grounding.edit_tools:
             # only an edit that happened counts: rejected or failed edits changed nothing (unknown in audit logs)
             happened = step.ok is True or (step.ok is None and self.partial)
             path = self._path(step)
-            if happened and path is not None and not self._grounded(path):
+            if happened and path is not None and path not in self.files:
                 self.files.add(path)  # flag a file once; the edit itself now grounds later edits
                 return [_flag(self.rule, step, f"{tool} of {path} which the run had not read")]
             return ()
@@ -287,9 +283,7 @@ class _GroundingChecker(_Checker):
         if tool in self.grounding.create_tools or tool in self.grounding.read_tools:
             path = self._path(step)
             if path is not None:
-                self.files.add(path)
-                if tool in ("Grep", "Glob"):
-                    self.folders.append(path.rstrip("/") + "/")  # a searched folder grounds what is under it
+                self.files.add(path)  # a searched folder grounds only the files the search listed (below)
             if tool in ("Grep", "Glob") and step.observation:
                 # the files a search listed were seen (files_with_matches output: one path per line)
                 for line in step.observation.splitlines()[:1000]:
