@@ -120,12 +120,12 @@ def main(argv: Sequence[str]) -> int:
     if args.command == "close":
         return _close(settings, args)
     from ..selfgate import fold, sync
-    from ..selfgate._phrases import load
+    from ..selfgate._phrases import Screen
 
     if args.command == "scan":
         transcript = str(Path(args.transcript).resolve())
         session = args.session or Path(transcript).stem
-        result = sync(settings.store, session, transcript, load)
+        result = sync(settings.store, session, transcript, Screen(settings.store.state_dir).openings)
         opened = [entry for entry in result.new_entries if entry.status == "open"]
         for entry in opened:
             print(f"opened {entry.gate_id}  ({entry.rule_id or entry.opened_by})  {entry.gate_text}")

@@ -12,7 +12,7 @@ import attrs
 from .._errors import ConfigError, InputError
 from ._fold import Gate
 from ._guard import protected_for, violation
-from ._phrases import Phrases, load, normalise_prompt
+from ._phrases import Phrases, Screen, load, normalise_prompt
 from ._scan import request_close, sync
 from ._store import GateStore
 
@@ -23,6 +23,11 @@ Mode = Literal["audit", "block"]
 MODE_ENV = "VERIGATE_SELF_GATE_MODE"
 #: Codex's file-edit tool is blocked when any Claude Code edit tool is (Codex matches it as Edit|Write too)
 TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {"apply_patch": ("Edit", "Write", "MultiEdit")}
+# SelfGateConfig's defaults, repeated so that a project without verigate.yaml never imports the configuration
+# module (it pulls in the judge, tens of milliseconds on every tool call); a test keeps the two equal
+DEFAULT_MODE: Mode = "audit"
+DEFAULT_BLOCKED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
+DEFAULT_STORE = ".verigate/self-gates.jsonl"
 #: longest prompt checked for a close phrase when no gate is open (a close phrase is short)
 _SHORT_PROMPT = 200
 
@@ -76,10 +81,7 @@ def settings_for(hook_input: Mapping[str, Any]) -> Settings:
         section = load_config(config_path).self_gate
         mode, blocked, store = section.mode, section.blocked_tools, section.store
     else:
-        from .._config import SelfGateConfig
-
-        defaults = SelfGateConfig()
-        mode, blocked, store = defaults.mode, defaults.blocked_tools, defaults.store
+        mode, blocked, store = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_STORE
     override = os.environ.get(MODE_ENV)
     if override:
         mode = _mode(override, MODE_ENV)
@@ -127,7 +129,8 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
     transcript = _transcript(hook_input)
     cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else settings.project_dir
     protected = protected_for(settings.project_dir, settings.store.protected_paths(), transcript)
-    refused = violation(tool_name, tool_input, str(cwd), protected, lambda text: load().is_close_phrase(text))
+    screen = Screen(settings.store.state_dir)
+    refused = violation(tool_name, tool_input, str(cwd), protected, screen.is_close_phrase)
     if refused:
         return ToolDecision("deny", f"verigate self-gate hardening: {refused}.",
                             f"verigate denied {tool_name}: {refused}")
@@ -137,7 +140,7 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
         if transcript is None:
             raise InputError("the hook input has no transcript_path: open gates cannot be checked",
                              source="<stdin>", field="transcript_path")
-        result = sync(settings.store, session_id, transcript, load)
+        result = sync(settings.store, session_id, transcript, screen.openings)
     except Exception as exc:
         # block mode fails closed; audit mode warns (hardening above was already enforced)
         problem = f"verigate self-gate could not check this session's gates: {exc}"
@@ -168,7 +171,7 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
     if not isinstance(prompt, str):
         raise InputError("the hook input has no prompt", source="<stdin>", field="prompt")
     transcript = _transcript(hook_input)
-    state = sync(settings.store, session_id, transcript, load).state
+    state = sync(settings.store, session_id, transcript, Screen(settings.store.state_dir).openings).state
     gates = state.open_gates(session_id)
     if not gates and len(normalise_prompt(prompt)) > _SHORT_PROMPT:
         return PromptOutcome()

@@ -32,7 +32,7 @@ class _Target:
     label: str
     #: the path is a folder: everything under it is protected
     tree: bool = False
-    #: or a glob over file names in ``path``'s folder (``settings*.json``)
+    #: or a glob over the names of the files directly in the folder ``path`` (``settings*.json``)
     glob: str | None = None
 
 
@@ -79,8 +79,10 @@ def protected_for(project_dir: str, store_paths: tuple[Path, ...], transcript: s
     needles += [("verigate.yaml",), (".claude", "settings"), (".codex", "hooks.json"), (".codex", "config.toml"),
                 (".claude/projects",), (".codex/sessions",)]
     if transcript:
-        # the session's log and its sub-agent logs live in the transcript's folder
-        targets.append(_Target(str(Path(transcript).parent), "the session transcripts", tree=True))
+        # every session log of the project sits next to this one; sub-agent logs live in <session>/
+        log = Path(transcript)
+        targets.append(_Target(str(log.parent), "the session transcripts", glob="*.jsonl"))
+        targets.append(_Target(str(log.with_suffix("")), "the session transcripts", tree=True))
         needles.append((Path(transcript).stem.casefold(),))
     return Protected(tuple(targets), tuple(needles))
 

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import os
 import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 import attrs
@@ -11,9 +17,10 @@ import attrs
 from ._entries import GATE_ID_PATTERN
 
 if TYPE_CHECKING:
-    from ..rules import RuleSet
+    from ..rules import Rule, RuleSet
 
-__all__ = ["CloseCommand", "PhraseHit", "Phrases", "mask_non_prose", "normalise_prompt"]
+__all__ = ["CloseCommand", "PhraseHit", "Phrases", "Prefilter", "Screen", "load", "mask_non_prose",
+           "normalise_prompt"]
 
 PACK = "self-gate"
 Role = Literal["open", "close_one", "close_id", "close_all", "not_close"]
@@ -123,6 +130,10 @@ class Phrases:
     def is_close_phrase(self, text: str) -> bool:
         return self.close_command(text) is not None
 
+    def compiled_rules(self) -> list[tuple[Rule, tuple[str, ...]]]:
+        """Each rule with the keywords its compiled matcher requires before it runs (empty: always runs)."""
+        return [(item.rule, tuple(getattr(item.matcher, "keywords", ()) or ())) for item in self._ruleset.compiled]
+
 
 @functools.cache
 def load() -> Phrases:
@@ -134,3 +145,73 @@ def load() -> Phrases:
     kinds = {"phrase": cast("RuleKind", PhraseKind()), "regex": cast("RuleKind", RegexKind())}
     ruleset = RuleSet.compile([load_pack(PACK)], kinds=kinds)
     return Phrases(ruleset)
+
+
+@attrs.frozen
+class Prefilter:
+    """Which roles could match a text, decided without the rule engine: for each role, the keywords its rules
+    require (a role maps to None when one of its rules has no keyword and so always runs). Built from the
+    compiled pack and cached next to the store, keyed by the pack's hash."""
+
+    keywords: Mapping[str, tuple[str, ...] | None]
+
+    @classmethod
+    def of(cls, phrases: Phrases) -> Prefilter:
+        keywords: dict[str, tuple[str, ...] | None] = {}
+        for rule, required in phrases.compiled_rules():
+            role = str(rule.metadata.get("self_gate"))
+            # a keyword holding a quote could depend on the engine's quote folding: such a rule always runs
+            if not required or any(quote in keyword for keyword in required for quote in "'\""):
+                keywords[role] = None
+            elif keywords.get(role, ()) is not None:
+                keywords[role] = (*(keywords.get(role) or ()), *required)
+        return cls(keywords)
+
+    def may_match(self, text: str, roles: Iterable[str]) -> bool:
+        """False only when no rule of these roles can match (the engine would find its keywords missing)."""
+        lowered = text.lower()
+        folded = unicodedata.normalize("NFKC", text).casefold()
+        for role in roles:
+            if role not in self.keywords:
+                continue
+            required = self.keywords[role]
+            if required is None:
+                return True
+            if any(keyword in folded or keyword in lowered for keyword in required):
+                return True
+        return False
+
+
+class Screen:
+    """Phrase checks for the hooks: the cached prefilter first, the rule engine only when it may match."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self._cache_dir = cache_dir
+
+    @functools.cached_property
+    def prefilter(self) -> Prefilter:
+        from .. import _data
+
+        digest = hashlib.sha256(_data.read_text("rules", f"{PACK}.yaml").encode("utf-8")).hexdigest()[:16]
+        path = self._cache_dir / f"phrase-prefilter-{digest}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return Prefilter({role: tuple(words) if words is not None else None for role, words in data.items()})
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass  # no cache yet, or an unreadable one: rebuild it from the pack
+        built = Prefilter.of(load())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps({role: list(words) if words is not None else None
+                                             for role, words in built.keywords.items()}), encoding="utf-8")
+            temporary.replace(path)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next call the same work
+        return built
+
+    def openings(self, text: str) -> list[PhraseHit]:
+        return load().openings(text) if self.prefilter.may_match(text, ("open",)) else []
+
+    def is_close_phrase(self, text: str) -> bool:
+        return self.prefilter.may_match(text, CLOSE_ROLES) and load().is_close_phrase(text)

@@ -11,7 +11,7 @@ import attrs
 
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, Gate, GateState, fold
-from ._phrases import CloseCommand, Phrases
+from ._phrases import CloseCommand, PhraseHit
 from ._store import GateStore, StoreProblem
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
@@ -92,12 +92,12 @@ def _resolve_requests(session_id: str, transcript: str, lines: Iterable[Transcri
 
 
 def _openings_and_problems(session_id: str, transcript: str, lines: Sequence[TranscriptLine],
-                           known: set[str], phrases: Callable[[], Phrases]) -> list[GateEntry]:
+                           known: set[str], openings: Callable[[str], list[PhraseHit]]) -> list[GateEntry]:
     entries: list[GateEntry] = []
     for line in lines:
         if line.kind == "assistant_text":
             for text in line.texts:
-                for hit in phrases().openings(text):
+                for hit in openings(text):
                     identifier = gate_id(session_id, line.key, hit.matched)
                     if identifier in known:
                         continue
@@ -121,7 +121,7 @@ def _openings_and_problems(session_id: str, transcript: str, lines: Sequence[Tra
 
 
 def sync(store: GateStore, session_id: str, transcript: str | None,
-         phrases: Callable[[], Phrases]) -> SyncResult:
+         openings: Callable[[str], list[PhraseHit]]) -> SyncResult:
     """Under the store lock: read the store, scan what is new in the session's transcripts, append the new
     entries (fsync'd) and only then move the cursors. Without a transcript only the store is folded."""
     with store.locked():
@@ -137,7 +137,7 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
             read = read_new_lines(path, store.read_cursor(session_id, path))
             if read.restarted:
                 restarted.append(path)
-            new_entries += _openings_and_problems(session_id, path, read.lines, known, phrases)
+            new_entries += _openings_and_problems(session_id, path, read.lines, known, openings)
             interim = fold(snapshot.entries + tuple(new_entries))
             new_entries += _resolve_requests(session_id, path, read.lines, interim)
             cursors.append((path, read.cursor))

@@ -71,12 +71,13 @@ def _check(entry_json: dict[str, Any], source: str, line: int | None) -> None:
 
 class GateStore:
     """One store file (``.verigate/self-gates.jsonl`` by default) and its companions: ``<name>.lock`` (the
-    exclusive lock every writer takes) and ``<name>.cursors/`` (one small JSON file per scanned transcript)."""
+    exclusive lock every writer takes) and ``<name>.state/`` (scan cursors, one small JSON file per scanned
+    transcript, and the phrase prefilter cache)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self.cursor_dir = self.path.with_name(self.path.name + ".cursors")
+        self.state_dir = self.path.with_name(self.path.name + ".state")
         self._lock_fd: int | None = None
 
     # -- locking -------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ class GateStore:
     # -- cursors -------------------------------------------------------------------------------------
     def _cursor_path(self, session_id: str, transcript: str) -> Path:
         key = hashlib.sha256(f"{session_id}\x1f{transcript}".encode()).hexdigest()[:32]
-        return self.cursor_dir / f"{key}.json"
+        return self.state_dir / "cursors" / f"{key}.json"
 
     def read_cursor(self, session_id: str, transcript: str) -> Cursor:
         """The saved position, or the start when none is saved or it is unreadable (a rescan is always safe:
@@ -194,8 +195,8 @@ class GateStore:
             raise StoreError(f"cannot save the scan cursor: {exc}", source=str(path)) from exc
 
     def protected_paths(self) -> tuple[Path, ...]:
-        """Every path the agent must not write: the store, its lock and its cursor folder."""
-        return (self.path, self.lock_path, self.cursor_dir)
+        """Every path the agent must not write: the store, its lock and its state folder."""
+        return (self.path, self.lock_path, self.state_dir)
 
 
 def _parse_line(line: bytes, validate: Any) -> tuple[GateEntry | None, str]:

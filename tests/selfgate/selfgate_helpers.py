@@ -1,0 +1,119 @@
+"""Self-gate test helpers: a project folder, a real Claude Code–style transcript, hooks run as subprocesses."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class HookRun:
+    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
+        self.code = completed.returncode
+        self.stderr = completed.stderr
+        self.output: dict[str, Any] | None = json.loads(completed.stdout) if completed.stdout.strip() else None
+
+    @property
+    def specific(self) -> dict[str, Any]:
+        return (self.output or {}).get("hookSpecificOutput", {})
+
+    @property
+    def denied(self) -> bool:
+        return self.code == 2 or self.specific.get("permissionDecision") == "deny"
+
+    @property
+    def context(self) -> str:
+        return str(self.specific.get("additionalContext", ""))
+
+    @property
+    def reason(self) -> str:
+        return str(self.specific.get("permissionDecisionReason", "")) + self.stderr
+
+
+class Session:
+    """One agent session: its transcript under a fake home, the project it works in, and hook calls."""
+
+    def __init__(self, root: Path, session_id: str = "sess-1", host: str = "claude-code") -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.project.mkdir(parents=True, exist_ok=True)
+        self.session_id = session_id
+        self.host = host
+        folder = self.home / ".claude" / "projects" / "-project"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.transcript = folder / f"{session_id}.jsonl"
+        self.transcript.touch()
+        self.store = self.project / ".verigate" / "self-gates.jsonl"
+
+    def other(self, session_id: str) -> Session:
+        return Session(self.root, session_id, self.host)
+
+    def append(self, record: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
+        with (path or self.transcript).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return record
+
+    def assistant(self, text: str, *, sidechain: bool = False, path: Path | None = None) -> dict[str, Any]:
+        return self.append({"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": self.session_id,
+                            "isSidechain": sidechain, "timestamp": now_iso(),
+                            "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}, path)
+
+    def user(self, text: str, **markers: Any) -> dict[str, Any]:
+        record = {"type": "user", "uuid": str(uuid.uuid4()), "sessionId": self.session_id, "isSidechain": False,
+                  "userType": "external", "timestamp": now_iso(), "message": {"role": "user", "content": text}}
+        record.update(markers)
+        return self.append(record)
+
+    def env(self, mode: str | None) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("CLAUDE_PROJECT_DIR", "VERIGATE_SELF_GATE_MODE")}
+        env["HOME"] = str(self.home)
+        if mode is not None:
+            env["VERIGATE_SELF_GATE_MODE"] = mode
+        return env
+
+    def hook(self, event: str, payload: dict[str, Any] | str, mode: str | None = "block") -> HookRun:
+        stdin = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        completed = subprocess.run([sys.executable, "-m", "verigate", "hook", self.host, event], input=stdin,
+                                   capture_output=True, text=True, env=self.env(mode), cwd=self.project,
+                                   timeout=60, check=False)
+        return HookRun(completed)
+
+    def base(self, event_name: str) -> dict[str, Any]:
+        return {"session_id": self.session_id, "transcript_path": str(self.transcript), "cwd": str(self.project),
+                "permission_mode": "default", "hook_event_name": event_name}
+
+    def tool(self, tool_name: str, tool_input: dict[str, Any] | None = None, mode: str | None = "block",
+             **extra: Any) -> HookRun:
+        payload = {**self.base("PreToolUse"), "tool_name": tool_name, "tool_input": tool_input or {},
+                   "tool_use_id": "toolu_" + uuid.uuid4().hex[:12], **extra}
+        return self.hook("pre-tool-use", payload, mode)
+
+    def prompt(self, text: str, mode: str | None = "block", *, typed: bool = True) -> HookRun:
+        """Submit a prompt; ``typed`` first writes it to the transcript the way Claude Code records a person's
+        prompt (the host may also write it after the hook: see test_close_confirmed_at_next_tool_call)."""
+        if typed:
+            self.user(text)
+        return self.hook("user-prompt-submit", {**self.base("UserPromptSubmit"), "prompt": text}, mode)
+
+    def cli(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "verigate", "gate", "--project", str(self.project), *args],
+                              input=stdin, capture_output=True, text=True, env=self.env(None), timeout=60,
+                              check=False)
+
+    def store_lines(self) -> list[dict[str, Any]]:
+        if not self.store.exists():
+            return []
+        return [json.loads(line) for line in self.store.read_text(encoding="utf-8").splitlines() if line.strip()]
+
