@@ -104,3 +104,15 @@ def test_auxiliary_judge_never_sees_personal_data(build_judge, make_request, run
 def test_auxiliary_judge_judges_a_clean_candidate(build_judge, make_request, run_judge) -> None:
     judge = _judge(build_judge, lambda request: verdict_json(passed=True), trust="auxiliary")
     assert run_judge(judge, make_request(contains_personal_data=False)).passed
+
+
+def test_max_output_tokens_option(build_judge, make_request, run_judge) -> None:
+    seen: list[int] = []
+
+    def model(request: ChatRequest) -> str:
+        seen.append(request.max_output_tokens)
+        return verdict_json(passed=True)
+
+    run_judge(_judge(build_judge, model), make_request())
+    run_judge(_judge(build_judge, model, options={"max_output_tokens": 8000}), make_request())
+    assert seen == [1024, 8000]

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
+
 from .._data import schema
 from .._errors import ConfigError, JudgeError
 from .._models import Verdict
-from ._base import JudgeConfig, JudgeRequest, ModelClient
-from ._clients import bounded_timeout, describe
+from ._base import ChatRequest, JudgeConfig, JudgeRequest, ModelClient
+from ._clients import bounded_timeout, describe, option
 from ._prompt import build_chat_request, wire_schema
 from ._trust import check_trust
 from ._verdict import VERDICT_SCHEMA, parse_verdict
 
-__all__ = ["LLMJudge", "client_label"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "LLMJudge", "client_label"]
+
+#: the ChatRequest default; ``options.max_output_tokens`` raises it for reasoning models
+DEFAULT_MAX_OUTPUT_TOKENS = ChatRequest(system="", user="").max_output_tokens
 
 
 def client_label(config: JudgeConfig, client: object) -> str:
@@ -42,6 +47,8 @@ class LLMJudge:
             )
         self.config = config
         self.client = client
+        # reasoning models spend output tokens before they answer: give them room with options.max_output_tokens
+        self.max_output_tokens = option(config, "max_output_tokens", int, DEFAULT_MAX_OUTPUT_TOKENS)
         self.effective_engine = f"{self.name}/{client_label(config, client)}" if client is not None else self.name
 
     async def judge(self, request: JudgeRequest, *, timeout_s: float) -> Verdict:
@@ -49,7 +56,10 @@ class LLMJudge:
         if self.client is None:
             raise JudgeError("judge_unavailable", "engine 'llm_judge' has no model client configured")
         check_trust(self.config, request)
-        chat = build_chat_request(request, self.config.caps, response_schema=wire_schema(schema(VERDICT_SCHEMA)))
+        chat = attrs.evolve(
+            build_chat_request(request, self.config.caps, response_schema=wire_schema(schema(VERDICT_SCHEMA))),
+            max_output_tokens=self.max_output_tokens,
+        )
         try:
             async with asyncio.timeout(timeout_s):
                 reply = await self.client.complete(chat, timeout_s=timeout_s)
