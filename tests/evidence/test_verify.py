@@ -98,6 +98,7 @@ TAMPERS: dict[str, tuple[str, Any]] = {
     "terminal_escalated": ("terminal_state", lambda ev: ev.update(terminal_state="HUMAN_ESCALATED")),
     "owner": ("repository", lambda ev: ev.update(repository="s977043/plangate")),
     "absolute_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("/Users/alice/TASK-0001/plan.md")),
+    "dropped_source_ref": ("evidence_refs", lambda ev: ev.update(evidence_refs=ev["evidence_refs"][:1])),
     "deep_absolute_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("x/Users/alice/plan.md")),
     "url": ("observation", lambda ev: ev.update(observation="see https://github.com/s977043/PlanGate/pull/940")),
     "handle": ("observation", lambda ev: ev.update(observation="asked @someone")),
@@ -114,6 +115,7 @@ TAMPERS: dict[str, tuple[str, Any]] = {
     "run_id_empty": ("run_id", lambda ev: ev.update(run_id="")),
     "started_at_date": ("started_at", lambda ev: ev.update(started_at="2026-08-05")),
     "schema_version": ("schema_version", lambda ev: ev.update(schema_version="banana")),
+    "schema_version_unknown": ("schema_version", lambda ev: ev.update(schema_version="2.0")),
     "escalation_extra": ("escalation", lambda ev: ev.update(escalation=[{"kind": "x", "detail": "", "y": 1}])),
     "corpus_hash": ("harness_version", lambda ev: ev["harness_version"].update(corpus_hash="sha256:0")),
 }

@@ -15,6 +15,7 @@ from ._c3 import check_c3
 from ._canonical import same_json
 from ._delivery import UNAVAILABLE, derive_delivery_fields, derive_quality_metrics, derive_terminal_state
 from ._privacy import check_output_privacy
+from ._producer import SCHEMA_VERSION
 from ._schema import EvidenceSchema, load_evidence_schema
 from ._sources import read_c3, read_record
 
@@ -80,6 +81,10 @@ def _record_errors(record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, A
     except EvidenceError as exc:
         return [f"delivery/record.jsonl の再計算照合に失敗（fail-closed）: {r}" for r in exc.reasons]
     derived, errors, _ = derive_delivery_fields(entries, record_exists)
+    # the producer always lists the sources it read; injected refs may come on top
+    task_prefix = record["c3_prime_decision_ref"]["path"].removesuffix("approvals/c3.json")
+    sources = [f"{task_prefix}approvals/c3.json"] + ([f"{task_prefix}delivery/record.jsonl"] if record_exists else [])
+    errors += [f"evidence_refs: the source {ref!r} is missing" for ref in sources if ref not in record["evidence_refs"]]
     for key in ("final_head_sha", "ci_outcomes", "review_findings", "repair_rounds"):
         expected = getattr(derived, key)
         if not same_json(record[key], expected):
@@ -109,6 +114,10 @@ def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema) -> None:
     task_name = task_dir.resolve().name
     if record["task_id"] != task_name:
         raise EvidenceError([f"task_id: EV={record['task_id']!r} is not the task folder name {task_name!r}"])
+    if record["schema_version"] != SCHEMA_VERSION:
+        # a version this code does not know may mean fields this code does not check: refuse, never guess
+        raise EvidenceError([f"schema_version {record['schema_version']!r} is not {SCHEMA_VERSION!r}, "
+                             "the contract version this verifier re-derives"])
     errors, c3 = _c3_errors(record, task_dir)
     if c3 is not None:
         errors += _record_errors(record, task_dir, c3)
