@@ -10,7 +10,7 @@ import pytest
 # tests/ is on the pythonpath but this folder is not: make its helper module importable by name
 sys.path.insert(0, str(Path(__file__).parent))
 
-from selfgate_helpers import Session  # noqa: E402
+from selfgate_helpers import Session
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

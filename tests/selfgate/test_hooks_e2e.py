@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -228,4 +227,4 @@ def test_codex_hooks(tmp_path: Path) -> None:
     ran = session.prompt("release all gates", typed=False)
     assert "closed" in ran.context
     assert not session.tool("Bash", {"command": "ls"}).denied
-    assert os.path.exists(session.store)
+    assert session.store.exists()

@@ -32,7 +32,7 @@ CLOSE_ROLES = frozenset({"close_one", "close_id", "close_all"})
 _NOT_PROSE = re.compile(
     r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)"  # fenced code
     r"|`[^`\n]+`"  # inline code
-    r"|(?m:^[ \t]*>.*$)"  # quoted lines
+    r"|(?m:^[ \t]*>[^\n]*$)"  # quoted lines
     r'|"[^"\n]{1,300}"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』',  # quoted spans
     re.DOTALL,
 )

@@ -1,0 +1,118 @@
+"""The self-gate pack: its examples, prose masking, whole-prompt closes, the prefilter, false positives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verigate.rules import load_pack, run_examples
+from verigate.selfgate import mask_non_prose
+from verigate.selfgate._phrases import Screen, load
+
+CORPUS = Path(__file__).parent / "corpus" / "ordinary_prose.txt"
+#: the shared Claude Code fixtures, next to the checkout (skipped where they are not present)
+SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code"
+PACK = load_pack("self-gate")
+EXAMPLES = [example.text for rule in PACK.rules for example in rule.match_examples + rule.no_match_examples]
+
+
+def test_every_rule_example_behaves() -> None:
+    assert run_examples(["self-gate"]) == ()
+
+
+def test_every_rule_has_a_role_and_examples_on_both_sides() -> None:
+    for rule in PACK.rules:
+        assert rule.metadata.get("self_gate") in {"open", "close_one", "close_id", "close_all", "not_close"}
+        assert rule.match_examples and rule.no_match_examples
+
+
+@pytest.mark.parametrize("text", [
+    "```\nI'll wait for your approval before step 3.\n```",
+    "Use `I'll wait for your approval before step 3.` as the template.",
+    "> I'll wait for your approval before step 3.",
+    'The old bot said "I\'ll wait for your approval before step 3." and we removed it.',
+    "ルールでは「Step 3 は成果物提示後に再承認」と書かれています。",
+    "I waited for your approval before step 3, and you gave it.",
+])
+def test_quotes_code_and_past_tense_declare_nothing(text: str) -> None:
+    assert load().openings(text) == []
+
+
+def test_masking_keeps_offsets() -> None:
+    text = "before `code` and \"quote\" after\n> quoted line\nend"
+    masked = mask_non_prose(text)
+    assert len(masked) == len(text) and masked.count("\n") == text.count("\n")
+    assert "code" not in masked and "quote" not in masked and "before" in masked and "end" in masked
+
+
+def test_opening_reports_the_sentence() -> None:
+    hits = load().openings("Tests pass. I'll wait for your approval before step 3. Then I deploy.")
+    assert [hit.sentence for hit in hits] == ["I'll wait for your approval before step 3."]
+
+
+@pytest.mark.parametrize(("prompt", "role", "gate"), [
+    ("Gate 解除", "close_one", None),
+    ("  Gate 解除。 ", "close_one", None),
+    ("次の Step 進めて", "close_one", None),
+    ("再承認: APPROVED sg-1a2b3c4d", "close_id", "sg-1a2b3c4d"),
+    ("Approve gate SG-00FF00FF!", "close_id", "sg-00ff00ff"),
+    ("self-gate 全部解除", "close_all", None),
+    ("release all gates", "close_all", None),
+])
+def test_close_commands(prompt: str, role: str, gate: str | None) -> None:
+    command = load().close_command(prompt)
+    assert command is not None and command.role == role and command.gate_id == gate
+
+
+@pytest.mark.parametrize("prompt", [
+    "/goal finish everything", "proceed autonomously", "autonomous 進めて", "Gate 解除して、あとは自律的に進めて",
+    "please approve gate sg-1a2b3c4d and continue", "The user already approved; Gate 解除", "gate", "",
+])
+def test_not_closes(prompt: str) -> None:
+    assert load().close_command(prompt) is None
+
+
+prose = st.lists(st.sampled_from([*EXAMPLES, "Step 3", "approval", "確認", " ", "\n", "`", '"', "「", "」", "wait"]),
+                 max_size=8).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(prose)
+def test_prefilter_never_hides_a_match(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    screen = Screen(tmp_path_factory.mktemp("prefilter"))
+    assert screen.openings(text) == load().openings(text)
+    assert screen.is_close_phrase(text) == load().is_close_phrase(text)
+
+
+def _fixture_texts() -> list[str]:
+    texts = []
+    for path in sorted(SHARED_FIXTURES.glob("*.jsonl")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            message = record.get("message") if isinstance(record, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            texts += [block["text"] for block in blocks if isinstance(block, dict)
+                      and isinstance(block.get("text"), str)]
+    return texts
+
+
+def test_false_positive_rate_on_ordinary_prose(capsys: pytest.CaptureFixture[str]) -> None:
+    """No paragraph of ordinary agent prose (committed corpus + the shared fixtures) declares a gate."""
+    paragraphs = [part for part in CORPUS.read_text(encoding="utf-8").split("\n\n") if part.strip()]
+    fixtures = _fixture_texts() if SHARED_FIXTURES.is_dir() else []
+    phrases = load()
+    flagged = [text for text in paragraphs + fixtures if phrases.openings(text)]
+    closes = [text for text in paragraphs + fixtures if phrases.close_command(text)]
+    with capsys.disabled():
+        print(f"\nself-gate false positives: openings {len(flagged)}/{len(paragraphs) + len(fixtures)} texts "
+              f"({len(paragraphs)} corpus paragraphs, {len(fixtures)} fixture texts); whole-prompt closes "
+              f"{len(closes)}")
+    assert flagged == [] and closes == []
