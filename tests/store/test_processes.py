@@ -68,3 +68,51 @@ def test_processes_opening_a_fresh_file_at_once_all_succeed(tmp_path: Path) -> N
         assert worker.returncode == 0, stderr
     with SqliteStore(path) as store:
         assert store.verify_ledger() == PROCESSES * 3
+
+
+RESOLVER = """
+import sys, time
+from pathlib import Path
+from verigate import ReviewError
+from verigate.store import open_store
+
+path, worker, go, ids = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4:]
+while not go.exists():
+    time.sleep(0.005)
+store = open_store(path, lock_timeout_s=60)
+for n, review_id in enumerate(ids):
+    try:
+        # half the workers approve, half reject: each review must end one way only, recorded once
+        if (n + int(worker[1:])) % 2:
+            store.approve_review(review_id, by=worker)
+        else:
+            store.reject_review(review_id, by=worker)
+    except ReviewError as exc:
+        assert "already" in str(exc), exc
+store.close()
+"""
+
+
+def test_concurrent_resolutions_resolve_each_review_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "reviews.db"
+    go = tmp_path / "go"
+    with SqliteStore(path) as store:
+        ids = [store.create_pending_review(f"s{n}", policy_action="escalate", reason="r", pending_text=str(n),
+                                           candidate={}, verdict=None) for n in range(30)]
+    workers = [subprocess.Popen([sys.executable, "-c", RESOLVER, str(path), f"w{i}", str(go), *ids],
+                                stderr=subprocess.PIPE, text=True) for i in range(PROCESSES)]
+    go.touch()
+    for worker in workers:
+        _, stderr = worker.communicate(timeout=120)
+        assert worker.returncode == 0, stderr
+    with SqliteStore(path) as store:
+        assert store.verify_ledger() == len(ids)
+        by_review = {row.payload["review_id"]: row.payload for row in store.ledger()}
+        assert sorted(by_review) == sorted(ids)
+        for review_id in ids:
+            review = store.get_review(review_id)
+            recorded = by_review[review_id]
+            assert (review.status, review.resolved_by) == (recorded["decision"], recorded["by"])
+            session = store.get_session(review.session_id)
+            assert session is not None
+            assert session.state == ("completed" if review.status == "approved" else "ended")
