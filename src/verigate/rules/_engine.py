@@ -90,7 +90,12 @@ def _check_fields(rule: Rule, kind: RuleKind) -> None:
     except fastjsonschema.JsonSchemaValueException as exc:
         path = [str(part) for part in (exc.path or [])[1:]]
         field = path[0] if path else None
-        raise rule.error(f"{rule.kind}: {exc.message}", field=field or "kind") from exc
+        if field is None and exc.rule == "additionalProperties" and isinstance(exc.value, Mapping):
+            # point at the first unknown field (a typo such as `patern`), not at the rule
+            known = exc.definition.get("properties", {})
+            field = next((str(key) for key in exc.value if key not in known), None)
+        message = exc.message.removeprefix(exc.name or "").strip()
+        raise rule.error(f"{rule.kind}: {message}", field=field or "kind") from exc
 
 
 def _compile_rule(rule: Rule, kinds: Mapping[str, RuleKind]) -> _Compiled:
