@@ -22,6 +22,7 @@ from .._models import (
     ToolObservation,
 )
 from .._plugins import Handler
+from ..judge._clients import in_daemon_thread
 
 __all__ = ["STRUCTURAL_CHECK_ERROR", "StageResult", "read_only", "run_stage", "run_structural"]
 
@@ -82,13 +83,14 @@ def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
 async def _call(handler: Handler, arguments: Mapping[str, Any], timeout_s: float) -> Any:
     """Call one handler; async handlers on the loop, sync ones in a worker thread, both under the timeout.
 
-    A sync handler that ignores the timeout keeps its worker thread until it returns; the gate does not wait."""
+    A sync handler that ignores the timeout keeps its (daemon) thread until it returns; nothing waits for it,
+    not even ``asyncio.run`` at exit."""
     accepted = _parameters(handler.function)
     kwargs = dict(arguments) if accepted is None else {k: v for k, v in arguments.items() if k in accepted}
     async with asyncio.timeout(timeout_s):
         if inspect.iscoroutinefunction(handler.function):
             return await handler.function(**kwargs)
-        result = await asyncio.to_thread(handler.function, **kwargs)
+        result = await in_daemon_thread(functools.partial(handler.function, **kwargs))
         if inspect.isawaitable(result):
             return await result
         return result

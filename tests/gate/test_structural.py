@@ -1,0 +1,72 @@
+"""The built-in structural checks: empty_turn (fixable) and model_action_required (unfixable, EN + JA)."""
+
+from __future__ import annotations
+
+import pytest
+
+from verigate import Candidate, Termination, ToolObservation
+from verigate.gate import asks_user_to_act, check_candidate
+
+HAND_BACKS = [
+    "Please run `pytest -q` and paste the output here.",
+    "Could you run the migration and let me know if it succeeds?",
+    "You'll need to run the deploy script yourself.",
+    "Run it yourself and tell me what happens.",
+    "I can't execute commands in this environment, so please run `make test`.",
+    "I am unable to access the database; you will need to check the table.",
+    "Once you've run the build, let me know the result.",
+    "Share the output with me and I will continue.",
+    "Let me know what output you get.",
+    "ご自身で以下のコマンドを実行してください。",
+    "手動で設定を確認してください。",
+    "このスクリプトを実行して結果を教えてください。",
+    "エラーログを貼り付けてください。",
+    "私はこの環境でコマンドを実行できないため、代わりにお願いします。",
+]
+ANSWERS = [
+    "I ran `pytest -q`: 42 passed. The fix is in src/app.py.",
+    "To install it, run `pip install verigate`.",  # the user asked how: instructions are the answer
+    "The tests pass. You can now deploy when you are ready.",
+    "Run `make docs` to rebuild the documentation; I already rebuilt it once and it succeeded.",
+    "I checked the logs myself and found the cause: a missing index.",
+    "The output of the command was: OK.",
+    "テストを実行し、すべて成功しました。",
+    "インストールするには `pip install verigate` を実行します。",
+    "ログを確認したところ、原因はインデックスの欠落でした。",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", HAND_BACKS)
+def test_hand_backs_are_model_action_required(text: str) -> None:
+    assert asks_user_to_act(text)
+    findings = check_candidate(Candidate("do it", text), Termination("natural"))
+    assert [(f.code, f.fixable) for f in findings] == [("model_action_required", False)]
+
+
+@pytest.mark.parametrize("text", ANSWERS)
+def test_answers_are_not_model_action_required(text: str) -> None:
+    assert not asks_user_to_act(text)
+
+
+def test_empty_turn_is_fixable() -> None:
+    findings = check_candidate(Candidate("do it", "  \n"), Termination("natural"))
+    assert [(f.code, f.fixable) for f in findings] == [("empty_turn", True)]
+
+
+def test_actionable_partial_with_successful_tool_work_is_not_empty() -> None:
+    work = (ToolObservation("Edit", {"path": "a.py"}, "written", ok=True),)
+    assert check_candidate(Candidate("do it", "", tool_calls=work), Termination("actionable_partial")) == []
+
+
+def test_actionable_partial_with_only_failed_tool_work_is_empty() -> None:
+    failed = (ToolObservation("Bash", {"cmd": "make"}, "error 2", ok=False), ToolObservation("Read", {}, "", None))
+    findings = check_candidate(Candidate("do it", "", tool_calls=failed), Termination("actionable_partial"))
+    assert [f.code for f in findings] == ["empty_turn"]
+
+
+def test_natural_with_tool_work_but_no_text_is_still_empty() -> None:
+    work = (ToolObservation("Edit", {}, "written", ok=True),)
+    assert [f.code for f in check_candidate(Candidate("do it", "", tool_calls=work), Termination("natural"))] == [
+        "empty_turn"
+    ]
