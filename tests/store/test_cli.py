@@ -160,3 +160,17 @@ def test_ledger_verify_exit_codes(held: tuple[Path, str], tmp_path: Path, veriga
     assert unreadable.returncode == 2
     assert "not a SQLite database" in unreadable.stderr
     assert garbage.read_text() == "not sqlite at all " * 100
+
+
+def test_terminal_escapes_in_held_text_are_shown_not_obeyed(tmp_path: Path, verigate_cli: Any) -> None:
+    path = tmp_path / "st.db"
+    text = "\x1b[2J\x1b]0;owned\x07clean screen \u202eevil\nline two\tok 日本語"
+    review_id = _hold(path, "s", text)
+    listed = verigate_cli("review", "list", "--store", str(path)).stdout
+    shown = verigate_cli("review", "show", review_id, "--store", str(path)).stdout
+    for output in (listed, shown):
+        assert "\x1b" not in output and "\x07" not in output and "\u202e" not in output
+        assert "\\x1b[2J" in output and "\\u202eevil" in output
+    assert "line two\tok 日本語" in shown
+    approved = verigate_cli("review", "approve", review_id, "--store", str(path)).stdout
+    assert approved == text + "\n"  # the released answer itself is handed over unchanged

@@ -53,8 +53,16 @@ def _age(created_at: str, now: datetime) -> str:
     return f"{seconds}s"
 
 
+def _printable(text: str, keep: str = "") -> str:
+    """Agent text may carry terminal escapes or bidi overrides: show such characters escaped, never obey them."""
+    import unicodedata
+
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if c not in keep and unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+
+
 def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = _printable(text.strip().splitlines()[0] if text.strip() else "")
     return line if len(line) <= _TEXT_WIDTH else line[: _TEXT_WIDTH - 1] + "…"
 
 
@@ -67,21 +75,21 @@ def _as_json(review: PendingReview) -> dict[str, Any]:
 def _table(reviews: Sequence[PendingReview]) -> str:
     now = datetime.now(UTC)
     header = ("ID", "SESSION", "AGE", "STATUS", "ACTION", "REASON", "TEXT")
-    rows = [(r.review_id, r.session_id, _age(r.created_at, now), r.status, r.policy_action, r.reason,
-             _first_line(r.pending_text)) for r in reviews]
+    rows = [(r.review_id, _printable(r.session_id), _age(r.created_at, now), r.status, _printable(r.policy_action),
+             _printable(r.reason), _first_line(r.pending_text)) for r in reviews]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     return "\n".join("  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)),
                                 row[-1]]).rstrip() for row in [header, *rows])
 
 
 def _show(review: PendingReview) -> str:
-    lines = [f"{label:<13} {value}" for label, value in (
+    lines = [f"{label:<13} {_printable(value)}" for label, value in (
         ("review", review.review_id), ("session", review.session_id), ("status", review.status),
         ("action", review.policy_action), ("reason", review.reason), ("created", review.created_at),
         ("resolved", review.resolved_at or "-"), ("resolved by", review.resolved_by or "-"),
         ("note", review.note or "-"))]
     verdict = json.dumps(review.verdict, indent=2, ensure_ascii=False) if review.verdict is not None else "-"
-    lines += ["verdict", verdict, "held answer", review.pending_text]
+    lines += ["verdict", _printable(verdict, keep="\n"), "held answer", _printable(review.pending_text, keep="\n\t")]
     return "\n".join(lines)
 
 

@@ -348,12 +348,17 @@ class SqliteStore:
         if not (isinstance(older_than_s, int | float) and math.isfinite(older_than_s) and older_than_s >= 0):
             raise StoreError(f"older_than_s must be a finite number >= 0, got {older_than_s!r}",
                              field="older_than_s")
+        moment = self._clock()
+        now = format_timestamp(moment)
+        cutoff = format_timestamp(moment - timedelta(seconds=older_than_s))
+        due = "FROM pending_reviews WHERE status = 'pending' AND created_at < ?"
+        # a read first: the common case (nothing due) never waits for another process's write lock
+        with self._reading("expiring reviews") as conn:
+            if not conn.execute(f"SELECT count(*) {due}", (cutoff,)).fetchone()[0]:
+                return []
         with self._writing("expiring reviews") as conn:
-            moment = self._clock()
-            now = format_timestamp(moment)
-            cutoff = format_timestamp(moment - timedelta(seconds=older_than_s))
-            rows = conn.execute(f"SELECT {_REVIEW_COLUMNS} FROM pending_reviews WHERE status = 'pending' "
-                                "AND created_at < ? ORDER BY created_at, review_id", (cutoff,)).fetchall()
+            rows = conn.execute(f"SELECT {_REVIEW_COLUMNS} {due} ORDER BY created_at, review_id",
+                                (cutoff,)).fetchall()
             expired = [self._review(row) for row in rows]
             for review in expired:
                 self._record_resolution(conn, review, "expired", by=EXPIRY_ACTOR,
