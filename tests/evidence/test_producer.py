@@ -424,3 +424,14 @@ def test_the_producer_opens_only_the_allow_listed_sources(merge_task: Path, tmp_
     result = subprocess.run([sys.executable, "-c", script, kwargs], capture_output=True, text=True, check=True)
     opened = [Path(p).resolve() for p in json.loads(result.stdout)]
     assert opened and all(p.is_relative_to(merge_task.resolve()) or p.is_relative_to(runs.resolve()) for p in opened)
+
+
+@pytest.mark.parametrize("case", sorted(golden_cases.CASES))
+def test_goldens_verify_as_partial_and_carry_no_identifier(case: str) -> None:
+    folder = golden_cases.GOLDEN / case
+    text = (folder / "expected.json").read_text(encoding="utf-8")
+    for needle in ("github.com", "s977043", "/Users/", "alice", "https://"):
+        assert needle not in text, needle
+    task_dir = next(folder.glob("TASK-*"))
+    result = run_cli("evidence", "verify", str(folder / "expected.json"), str(task_dir))
+    assert result.returncode == 11, result.stderr
