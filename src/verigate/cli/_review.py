@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -122,28 +123,37 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     store = open_cli_store(args.store, expire=True)
     try:
-        if args.command == "list":
-            reviews = store.list_reviews(None if args.status == "all" else args.status)
-            if args.json:
-                print(json.dumps([_as_json(review) for review in reviews], indent=2, ensure_ascii=False))
-            elif reviews:
-                print(_table(reviews))
-            else:
-                print(f"no {'' if args.status == 'all' else args.status + ' '}reviews")
-        elif args.command == "show":
-            review = store.get_review(args.review_id)
-            print(json.dumps(_as_json(review), indent=2, ensure_ascii=False) if args.json else _show(review))
-        elif args.command == "approve":
-            review = store.approve_review(args.review_id, by=_by(args.by), note=args.note)
-            print(f"approved {review.review_id} by {review.resolved_by}; the released answer follows on stdout",
-                  file=sys.stderr)
-            print(review.pending_text)
-        else:
-            review = store.reject_review(args.review_id, by=_by(args.by), note=args.note)
-            print(f"{review.status} {review.review_id} by {review.resolved_by}; session {review.session_id} ended")
+        _run(store, args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+    except BrokenPipeError:
+        # the reader (``| head``) went away: stop quietly; an approval already made stands (see ``review show``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     finally:
         store.close()
     return 0
+
+
+def _run(store: Store, args: argparse.Namespace) -> None:
+    if args.command == "list":
+        reviews = store.list_reviews(None if args.status == "all" else args.status)
+        if args.json:
+            print(json.dumps([_as_json(review) for review in reviews], indent=2, ensure_ascii=False))
+        elif reviews:
+            print(_table(reviews))
+        else:
+            print(f"no {'' if args.status == 'all' else args.status + ' '}reviews")
+    elif args.command == "show":
+        review = store.get_review(args.review_id)
+        print(json.dumps(_as_json(review), indent=2, ensure_ascii=False) if args.json else _show(review))
+    elif args.command == "approve":
+        review = store.approve_review(args.review_id, by=_by(args.by), note=args.note)
+        print(f"approved {review.review_id} by {review.resolved_by}; the released answer follows on stdout",
+              file=sys.stderr)
+        print(review.pending_text)
+    else:
+        review = store.reject_review(args.review_id, by=_by(args.by), note=args.note)
+        print(f"{review.status} {review.review_id} by {review.resolved_by}; session {review.session_id} ended")
 
 
 def _by(value: str | None) -> str:
