@@ -26,6 +26,7 @@ from ._clients import (
     option,
     read_capped,
     require_model,
+    tls_context,
 )
 from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
 from ._llm import LLMJudge
@@ -66,5 +67,6 @@ __all__ = [
     "parse_verdict",
     "read_capped",
     "require_model",
+    "tls_context",
     "wire_schema",
 ]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
+import queue
+import ssl
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
@@ -25,6 +28,7 @@ __all__ = [
     "option",
     "read_capped",
     "require_model",
+    "tls_context",
 ]
 
 #: the most a model client accepts from a server before it gives up (``options.max_reply_bytes`` changes it)
@@ -100,12 +104,34 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__}: {text[:200]}" if text else type(value).__name__
 
 
-async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
-    """Run blocking ``function(*args)`` in a daemon thread and await its result.
+class _DaemonWorkers:
+    """Reusable daemon threads for blocking calls: an idle worker takes the job, else a new one starts.
 
-    Unlike ``asyncio.to_thread`` nothing waits for the thread when the event loop closes: a call abandoned at
-    the judge deadline cannot hold ``asyncio.run`` (and so the gate) past it.
+    Daemon threads are never joined — not by ``asyncio.run`` (unlike ``asyncio.to_thread``'s executor) and not
+    at interpreter exit (unlike ``concurrent.futures``) — so a call abandoned at the judge deadline cannot hold
+    the gate, or a hook process, past it. Starting a thread per call would cost more than the judgment around it.
     """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+        if not self._idle.acquire(blocking=False):
+            threading.Thread(target=self._work, name="verigate-judge-call", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            self._jobs.get()()
+            self._idle.release()
+
+
+_WORKERS = _DaemonWorkers()
+
+
+async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
+    """Run blocking ``function(*args)`` on a daemon worker thread and await its result (see _DaemonWorkers)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[_T] = loop.create_future()
 
@@ -126,5 +152,11 @@ async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=run, name="verigate-judge-call", daemon=True).start()
+    _WORKERS.submit(run)
     return await future
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: building one loads the CA store, which costs ~100 ms each time."""
+    return ssl.create_default_context()

@@ -49,6 +49,7 @@ class LLMJudge:
         self.client = client
         # reasoning models spend output tokens before they answer: give them room with options.max_output_tokens
         self.max_output_tokens = option(config, "max_output_tokens", int, DEFAULT_MAX_OUTPUT_TOKENS)
+        self.response_schema = wire_schema(schema(VERDICT_SCHEMA))
         self.effective_engine = f"{self.name}/{client_label(config, client)}" if client is not None else self.name
 
     async def judge(self, request: JudgeRequest, *, timeout_s: float) -> Verdict:
@@ -57,7 +58,7 @@ class LLMJudge:
             raise JudgeError("judge_unavailable", "engine 'llm_judge' has no model client configured")
         check_trust(self.config, request)
         chat = attrs.evolve(
-            build_chat_request(request, self.config.caps, response_schema=wire_schema(schema(VERDICT_SCHEMA))),
+            build_chat_request(request, self.config.caps, response_schema=self.response_schema),
             max_output_tokens=self.max_output_tokens,
         )
         try:

@@ -22,6 +22,7 @@ from verigate.judge import (
     option,
     read_capped,
     require_model,
+    tls_context,
 )
 
 __all__ = ["DEFAULT_KEY_ENV", "AnthropicClient"]
@@ -69,7 +70,12 @@ class AnthropicClient:
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
         timeout_s = bounded_timeout(timeout_s)
         client = anthropic.AsyncAnthropic(
-            api_key=self._api_key(), base_url=self.base_url, timeout=timeout_s, max_retries=self.max_retries
+            api_key=self._api_key(),
+            base_url=self.base_url,
+            timeout=timeout_s,
+            max_retries=self.max_retries,
+            # a fresh client per call (it is bound to the running event loop) sharing one TLS context
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
         )
         try:
             # one deadline around everything, retries included

@@ -6,7 +6,6 @@ import asyncio
 import http.client
 import json
 import os
-import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +21,7 @@ from verigate.judge import (
     in_daemon_thread,
     is_loopback_url,
     option,
+    tls_context,
 )
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_KEY_ENV", "DEFAULT_PATH", "JevClient"]
@@ -64,7 +64,7 @@ class JevClient:
         connection: http.client.HTTPConnection
         if parts.scheme == "https":
             connection = http.client.HTTPSConnection(
-                parts.hostname or "", parts.port, timeout=timeout_s, context=ssl.create_default_context()
+                parts.hostname or "", parts.port, timeout=timeout_s, context=tls_context()
             )
         else:
             connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
