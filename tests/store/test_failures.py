@@ -68,8 +68,10 @@ def test_a_newer_schema_version_is_refused(db_path: Path, store: SqliteStore) ->
     conn = sqlite3.connect(db_path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
+    unchanged = _untouched(db_path)
     with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}, newer than"):
         SqliteStore(db_path)
+    unchanged()
 
 
 def test_another_programs_sqlite_database_is_not_taken_over(tmp_path: Path) -> None:
@@ -79,11 +81,13 @@ def test_another_programs_sqlite_database_is_not_taken_over(tmp_path: Path) -> N
     conn.execute("INSERT INTO sessions VALUES (7)")
     conn.commit()
     conn.close()
+    unchanged = _untouched(path)
     with pytest.raises(StoreError, match="not a verigate store"):
         SqliteStore(path)
+    unchanged()  # not even switched to WAL
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT id FROM sessions").fetchall() == [(7,)]
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:

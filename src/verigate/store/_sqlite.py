@@ -107,6 +107,7 @@ class SqliteStore:
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         version = self._check_version(conn)  # the first read: a file that is not a database fails here
+        # only a file known to be ours is switched to WAL (a persistent change to the file)
         if not self._memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         if version == SCHEMA_VERSION:
@@ -114,9 +115,6 @@ class SqliteStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = self._check_version(conn)  # another process may have migrated meanwhile
-            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise StoreError("is a SQLite database but not a verigate store (it has other tables and no "
-                                 "verigate schema version); it was left untouched", source=self.path)
             for statements in MIGRATIONS[version:]:
                 for statement in statements:
                     conn.execute(statement)
@@ -130,10 +128,14 @@ class SqliteStore:
             log.info("store %s migrated from schema version %d to %d", self.path, version, SCHEMA_VERSION)
 
     def _check_version(self, conn: sqlite3.Connection) -> int:
+        """The applied schema version; refuses a newer store and another program's database (read only)."""
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(f"the store has schema version {version}, newer than this verigate understands "
                              f"({SCHEMA_VERSION}); upgrade verigate to use it", source=self.path)
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError("is a SQLite database but not a verigate store (it has other tables and no verigate "
+                             "schema version); it was left untouched", source=self.path)
         return version
 
     @staticmethod
