@@ -199,7 +199,8 @@ def test_subagent_files_current_and_old_layout(tmp_path: Path) -> None:
     assert subagent_files(main) == [new, old]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.lists(st.one_of(st.binary(max_size=200),
                                st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                                             lambda inner: st.lists(inner, max_size=3)

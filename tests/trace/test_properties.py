@@ -1,0 +1,91 @@
+"""Hypothesis properties: pass^k, verdict determinism, and parsers that skip and count instead of raising."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from itertools import pairwise
+from math import comb
+from pathlib import Path
+
+from grade_helpers import config
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verigate.trace import grade, pass_at_k, pass_hat_k, suite_pass_hat_k
+
+trials = st.integers(min_value=1, max_value=12).flatmap(
+    lambda n: st.tuples(st.just(n), st.integers(min_value=0, max_value=n)))
+
+
+@given(trials)
+def test_pass_hat_k_is_monotone_non_increasing_in_k(nc: tuple[int, int]) -> None:
+    n, c = nc
+    values = [pass_hat_k(n, c, k) for k in range(1, n + 1)]
+    assert all(later <= earlier for earlier, later in pairwise(values))
+    assert values[0] == c / n
+    assert all(pass_hat_k(n, c, k) <= pass_at_k(n, c, k) + 1e-12 for k in range(1, n + 1))
+    assert all(pass_hat_k(n, c, k) == comb(c, k) / comb(n, k) for k in range(1, n + 1))
+
+
+@given(trials)
+def test_pass_hat_n_is_one_iff_every_run_delivered(nc: tuple[int, int]) -> None:
+    n, c = nc
+    assert (pass_hat_k(n, c, n) == 1.0) == (c == n)
+    assert (pass_hat_k(n, c, n) == 0.0) == (c < n)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), st.lists(st.booleans(), min_size=1, max_size=6),
+                       min_size=1, max_size=6))
+def test_suite_pass_hat_k_scores_only_tasks_with_enough_trials(outcomes: dict[str, list[bool]]) -> None:
+    rows = suite_pass_hat_k(outcomes)
+    assert len(rows) == max(len(runs) for runs in outcomes.values())
+    for row in rows:
+        counted = [task for task, runs in outcomes.items() if len(runs) >= row.k]
+        assert row.tasks_counted == len(counted)
+        assert set(row.tasks_short) == {task for task, runs in outcomes.items() if len(runs) < row.k}
+        expected = sum(pass_hat_k(len(outcomes[task]), sum(outcomes[task]), row.k) for task in counted) / len(counted)
+        assert abs(row.value - expected) < 1e-12
+
+
+tools = st.sampled_from(["Read", "Edit", "MultiEdit", "Write", "Grep", "Bash", "force_push", "deploy", "run_tests"])
+steps = st.lists(st.fixed_dictionaries({
+    "tool": tools,
+    "ok": st.sampled_from([True, False, None]),
+    "observation": st.sampled_from(["", "error: x 1", "error: x 2", "ok"]),
+    "args": st.fixed_dictionaries({"file_path": st.sampled_from(["a.py", "/r/a.py", "b.py", "C:\\r\\A.py"])}),
+}), max_size=15)
+GRADE_CONFIG = config(forbidden_tools=["force_push"], retry_threshold=1, step_budget=6,
+                      order_constraints={"must_precede": [["run_tests", "deploy"]]})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(steps, st.sampled_from([True, False, None])), min_size=1, max_size=4))
+def test_flags_and_verdicts_are_deterministic(runs: list[tuple[list[dict[str, object]], bool | None]]) -> None:
+    document = {"runs": [{"task": "t", "run_id": f"r{index}", "steps": run_steps,
+                          **({} if ok is None else {"ok": ok})} for index, (run_steps, ok) in enumerate(runs)]}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.json"
+        path.write_text(json.dumps(document))
+        first, second = grade(path, config=GRADE_CONFIG), grade(path, config=GRADE_CONFIG)
+    assert first == second
+    for result in first.runs:
+        high = any(flag.severity == "high" for flag in result.flags)
+        assert (result.verdict == "fail") == (result.run.delivered is False)
+        assert result.verdict != "corrupt-success" or high
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.binary(max_size=120), st.sampled_from([
+    b'{"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "x", "name": "Edit", "input": 3}]}}',
+    b'{"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "x", "is_error": "yes"}]}}',
+    b'{"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": 1}}',
+    b'{"session_id": 5, "tool_name": ["Bash"], "command": {}}', b'{"tool": "Edit", "path": 7}', b"[[[[[[[",
+    b'{"runs": 3}', b"\xff\xfe\x00"])), max_size=10))
+def test_parsers_never_raise_on_arbitrary_bytes(lines: list[bytes]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "input.jsonl"
+        path.write_bytes(b"\n".join(lines))
+        for name in ("claude-code", "codex", "audit"):
+            report = grade(path, format=name, task="t", config=GRADE_CONFIG)  # type: ignore[arg-type]
+            assert report.warnings >= 0
