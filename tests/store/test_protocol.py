@@ -170,6 +170,17 @@ def test_an_invalid_session_state_is_a_store_error(store: SqliteStore) -> None:
     assert store.get_session("s") is None
 
 
+@pytest.mark.parametrize("call", [
+    lambda s: s.begin_attempt("s", 2**70, {}),
+    lambda s: s.set_revise("s", 2**70, "x"),
+    lambda s: s.get_session({"not": "a string"}),
+])
+def test_values_sqlite_cannot_bind_are_store_errors(store: SqliteStore, call: Callable[[SqliteStore], object]) -> None:
+    with pytest.raises(StoreError):
+        call(store)
+    assert store.get_session("s") is None
+
+
 def test_checkpoints_latest_wins_per_session(store: SqliteStore) -> None:
     assert store.latest_checkpoint("s") is None
     store.save_checkpoint("s", {"step": 1})

@@ -36,6 +36,8 @@ _REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pendin
                    "created_at, resolved_at, resolved_by, note")
 _LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
 _Decision = Literal["approved", "rejected", "expired"]
+#: what the sqlite3 module raises, including for an integer too large for an SQLite INTEGER
+_DRIVER_ERRORS = (sqlite3.Error, OverflowError)
 
 
 def _sha256(text: str) -> str:
@@ -139,12 +141,12 @@ class SqliteStore:
         return version
 
     @staticmethod
-    def _is_locked(exc: sqlite3.Error) -> bool:
+    def _is_locked(exc: Exception) -> bool:
         name = getattr(exc, "sqlite_errorname", "") or ""
         text = str(exc).lower()
         return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
 
-    def _error(self, exc: sqlite3.Error, doing: str) -> StoreError:
+    def _error(self, exc: Exception, doing: str) -> StoreError:
         """Translate a sqlite3 error: callers only ever see StoreError naming the file."""
         name = getattr(exc, "sqlite_errorname", "") or ""
         text = str(exc)
@@ -167,7 +169,7 @@ class SqliteStore:
             conn = self._connection()
             try:
                 yield conn
-            except sqlite3.Error as exc:
+            except _DRIVER_ERRORS as exc:
                 raise self._error(exc, doing) from exc
 
     @contextmanager
@@ -188,7 +190,7 @@ class SqliteStore:
                         conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         log.warning("store %s: rollback after a failed %s also failed", self.path, doing)
-                if isinstance(exc, sqlite3.Error):
+                if isinstance(exc, _DRIVER_ERRORS):
                     raise self._error(exc, doing) from exc
                 raise
 
