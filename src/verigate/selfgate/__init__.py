@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
-from ._enforce import PromptOutcome, Settings, ToolDecision, decide_prompt, decide_tool_call, settings_for
-from ._entries import GateEntry, GateSource, gate_id
-from ._fold import CloseRequest, Gate, GateState, fold
-from ._phrases import CloseCommand, PhraseHit, Phrases, mask_non_prose
-from ._scan import SyncResult, request_close, sync
-from ._store import Cursor, GateStore, StoreProblem, StoreSnapshot
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._enforce import PromptOutcome, Settings, ToolDecision, decide_prompt, decide_tool_call, settings_for
+    from ._entries import GateEntry, GateSource, gate_id
+    from ._fold import CloseRequest, Gate, GateState, fold
+    from ._phrases import CloseCommand, PhraseHit, Phrases, mask_non_prose
+    from ._scan import SyncResult, request_close, sync
+    from ._store import Cursor, GateStore, StoreProblem, StoreSnapshot
+
+# The pre-tool-use hook runs on every tool call: names are imported on first use, so that a call that
+# never scans (a Read, say) does not pay for the scanner's modules.
+_HOMES = {
+    "_enforce": ("PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"),
+    "_entries": ("GateEntry", "GateSource", "gate_id"),
+    "_fold": ("CloseRequest", "Gate", "GateState", "fold"),
+    "_phrases": ("CloseCommand", "PhraseHit", "Phrases", "mask_non_prose"),
+    "_scan": ("SyncResult", "request_close", "sync"),
+    "_store": ("Cursor", "GateStore", "StoreProblem", "StoreSnapshot"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CloseCommand",

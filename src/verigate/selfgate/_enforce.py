@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from .._errors import ConfigError, InputError
-from ._fold import Gate
 from ._guard import protected_for, violation
 from ._phrases import Phrases, Screen, load, normalise_prompt
-from ._scan import request_close, sync
 from ._store import GateStore
+
+if TYPE_CHECKING:
+    from ._fold import Gate
 
 __all__ = ["MODE_ENV", "Mode", "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call",
            "settings_for"]
@@ -140,6 +141,8 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
         if transcript is None:
             raise InputError("the hook input has no transcript_path: open gates cannot be checked",
                              source="<stdin>", field="transcript_path")
+        from ._scan import sync  # only blocked tools scan: a Read never imports the scanner
+
         result = sync(settings.store, session_id, transcript, screen.openings)
     except Exception as exc:
         # block mode fails closed; audit mode warns (hardening above was already enforced)
@@ -170,6 +173,8 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
     prompt = hook_input.get("prompt")
     if not isinstance(prompt, str):
         raise InputError("the hook input has no prompt", source="<stdin>", field="prompt")
+    from ._scan import request_close, sync
+
     transcript = _transcript(hook_input)
     state = sync(settings.store, session_id, transcript, Screen(settings.store.state_dir).openings).state
     gates = state.open_gates(session_id)

@@ -1,0 +1,104 @@
+"""Pre-tool-use hook wall time on a large transcript (first and following calls) against bare interpreter start-up.
+
+Run: ``.venv/bin/python benchmarks/bench_selfgate_hook.py [--size-mb 100] [--repeat 5]``. Prints ratios, asserts
+nothing: absolute times depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+
+def wall(command: list[str], stdin: str = "", env: dict[str, str] | None = None, cwd: str | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=stdin, text=True, capture_output=True, env=env, cwd=cwd, check=True)
+    return time.perf_counter() - start
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def assistant(text: str) -> str:
+    return json.dumps({"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": "bench", "isSidechain": False,
+                       "timestamp": "2026-01-01T00:00:00Z",
+                       "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}) + "\n"
+
+
+def tool_result(size: int) -> str:
+    return json.dumps({"type": "user", "uuid": str(uuid.uuid4()), "sessionId": "bench", "isSidechain": False,
+                       "timestamp": "2026-01-01T00:00:00Z", "toolUseResult": {"stdout": "x"},
+                       "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                                                "content": "line of tool output\n" * (size // 20)}]}})
+
+
+def build_transcript(path: Path, size_mb: int) -> None:
+    """Mostly tool output (as real sessions are), prose every few lines, one gate declaration early on."""
+    target = size_mb * 1024 * 1024
+    prose = assistant("I ran the tests; 3 failures remain in the parser. Fixing them next.")
+    result = tool_result(8000) + "\n"
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(assistant("Step 3 は成果物提示後に再承認とします。"))
+        written = 0
+        while written < target:
+            block = prose + result + result
+            handle.write(block)
+            written += len(block.encode("utf-8"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size-mb", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        project = root / "project"
+        project.mkdir()
+        transcript = root / "bench.jsonl"
+        build_transcript(transcript, args.size_mb)
+        env = {key: value for key, value in os.environ.items() if key != "CLAUDE_PROJECT_DIR"}
+        env["VERIGATE_SELF_GATE_MODE"] = "block"
+        payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": str(project),
+                              "hook_event_name": "PreToolUse", "tool_name": "Edit",
+                              "tool_input": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}})
+        hook = [python, "-m", "verigate", "hook", "claude-code", "pre-tool-use"]
+
+        bare = median([wall([python, "-c", "pass"]) for _ in range(args.repeat)])
+        package = median([wall([python, "-c", "import verigate"]) for _ in range(args.repeat)])
+        first = wall(hook, payload, env, str(project))
+        following_quiet = median([wall(hook, payload, env, str(project)) for _ in range(args.repeat)])
+        following_prose = []
+        for index in range(args.repeat):
+            with transcript.open("a", encoding="utf-8") as handle:
+                handle.write(assistant(f"Edited the parser (pass {index}); running the tests now."))
+            following_prose.append(wall(hook, payload, env, str(project)))
+        read = median([wall(hook, payload.replace('"Edit"', '"Read"'), env, str(project))
+                       for _ in range(args.repeat)])
+
+    print(f"transcript: {args.size_mb} MB; median of {args.repeat} runs; "
+          f"baseline `python -c pass` = {bare * 1000:.0f} ms")
+    rows = [
+        ("python -c 'import verigate' (foundation floor)", package),
+        ("pre-tool-use, first call (full scan)", first),
+        ("pre-tool-use, following call (no new lines)", following_quiet),
+        ("pre-tool-use, following call (new assistant prose)", median(following_prose)),
+        ("pre-tool-use, Read (not a blocked tool)", read),
+    ]
+    for label, seconds in rows:
+        print(f"  {label:<52} {seconds * 1000:8.0f} ms  {seconds / bare:6.1f}x bare")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
