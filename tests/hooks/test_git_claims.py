@@ -243,7 +243,7 @@ def test_registered_through_the_entry_point() -> None:
 # ------------------------------------------------------------------------------------------- properties
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=300) | st.sampled_from(EXAMPLE_TEXTS).map(lambda s: s + " x/y.py"))
 def test_only_known_codes_and_never_an_error(plugin: GitClaims, text: str) -> None:
     found = misses(plugin, text)

@@ -222,11 +222,23 @@ def _candidate(stop: StopInput, turn: Turn, request: str) -> Candidate:
 
 
 def _open_gate(project_dir: Path) -> Gate:
+    """The project's gate: its verigate.yaml (absent: the embedded defaults, with no judge, so every answer
+    fails closed into review) and its store, a relative store url being relative to the project."""
+    from .._config import load_config
     from ..gate import Gate
 
-    config = project_dir / "verigate.yaml"
-    # an absent verigate.yaml means the embedded defaults (no judge: everything fails closed into review)
-    return Gate.from_config(config if config.is_file() else {})
+    path = project_dir / "verigate.yaml"
+    source: Path | dict[str, Any] = path if path.is_file() else {}
+    return Gate.from_config(source, store=_project_store_url(load_config(source).store.url, project_dir))
+
+
+def _project_store_url(url: str, project_dir: Path) -> str:
+    """A relative store path (plain or ``sqlite:///relative``) is relative to the project, not to the cwd."""
+    prefix = "sqlite:///" if url.startswith("sqlite:///") else ""
+    path = url[len(prefix):]
+    if path in ("", ":memory:") or "://" in path or Path(path).is_absolute():
+        return url
+    return prefix + str(project_dir / path)
 
 
 # ------------------------------------------------------------------------------------------- the hook
@@ -246,8 +258,6 @@ class _Run:
         from .._models import Termination, TerminationReason
 
         stop = self.stop = parse_stop_input(data, self.host, self.event)
-        # relative paths of verigate.yaml (store url, packs) are the project's, as for the CLI run there
-        os.chdir(stop.project_dir)
         os.environ[PROJECT_DIR_ENV] = str(stop.project_dir)
         state = load_state(stop.project_dir, stop.session_key)
         turn = _turn(stop)
