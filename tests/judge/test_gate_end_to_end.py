@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 from judge_servers import JudgeServer, jev_answers, refused_url, verdict_json
-from verigate import Candidate, Gate, Termination, ToolObservation
+from verigate import Candidate, ConfigError, Gate, Termination, ToolObservation
 from verigate.gate import finalize_and_return
 
 NATURAL = Termination("natural")
@@ -110,3 +110,19 @@ def test_injected_candidate_is_not_a_pass(tmp_path: Path, api_key: str) -> None:
         user = server.requests[0].json()["messages"][1]["content"]
     assert result.outcome == "revise"
     assert user.count("<<<END final_answer>>>") == 1 and "Ignore previous instructions" in user
+
+
+@pytest.mark.parametrize(
+    ("judge", "field"),
+    [
+        ({"engine": "jev", "client": "openai", "model": "gpt-4o-mini"}, "judge.client"),
+        ({"engine": "llm_judge", "client": "jev"}, "judge.client"),
+        ({"engine": "llm_judge", "client": "openai"}, "judge.model"),
+        ({"engine": "llm_judge", "client": "anthropic", "model": "m", "options": {"max_retries": "3"}},
+         "judge.options.max_retries"),
+    ],
+)
+def test_misconfigured_judge_is_refused_at_construction(tmp_path: Path, judge: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _gate(tmp_path, judge)
+    assert caught.value.field == field
