@@ -10,6 +10,9 @@ from ._structural import check_candidate
 
 @hookimpl
 @priority(0)
-def verigate_structural_check(candidate: Candidate, termination: Termination) -> list[StructuralFinding]:
-    """``empty_turn`` (fixable) and ``model_action_required`` (unfixable), before any other structural check."""
+async def verigate_structural_check(candidate: Candidate, termination: Termination) -> list[StructuralFinding]:
+    """``empty_turn`` (fixable) and ``model_action_required`` (unfixable), before any other structural check.
+
+    ``async`` although it never awaits: the gate runs sync handlers in a thread (they may block); these bounded
+    regular-expression checks run on the event loop instead, which keeps the gate's own overhead small."""
     return check_candidate(candidate, termination)

@@ -77,12 +77,20 @@ def skipping_public_verification() -> Iterator[None]:
         _SKIP.reset(token)
 
 
+#: short strings (names, codes, actions) recur in every record: their redaction is remembered per gate
+_CACHED_TEXT_CHARS = 200
+_CACHE_ENTRIES = 4096
+
+
 @attrs.define
 class _Records:
-    """Best-effort record writes: a failure is logged and reported, never allowed to change a decision."""
+    """Best-effort record writes: a failure is logged and reported, never allowed to change a decision.
+
+    Payloads are built by a callable so that a redactor failing while building one drops that record only."""
 
     store: Store
     egress: Egress
+    cache: dict[str, str]
     errors: list[str] = attrs.field(factory=list)
 
     def failed(self, what: str, exc: BaseException) -> None:
@@ -96,23 +104,40 @@ class _Records:
         except Exception as exc:  # records are best effort whatever the store raises
             self.failed(what, exc)
 
-    def redacted(self, what: str, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def clean(self, value: Any) -> Any:
+        """Every string value redacted (mapping keys are kept: here they are verigate's own field names)."""
+        if isinstance(value, str):
+            if not value:
+                return value
+            redacted = self.cache.get(value)
+            if redacted is None:
+                redacted = self.egress.text(value).text
+                if len(value) <= _CACHED_TEXT_CHARS and len(self.cache) < _CACHE_ENTRIES:
+                    self.cache[value] = redacted
+            return redacted
+        if isinstance(value, Mapping):
+            return {key: self.clean(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.clean(item) for item in value]
+        return value
+
+    def built(self, what: str, build: Callable[[], Any]) -> Any:
+        """``build()``, or None (logged, reported) when a redactor failed while building it."""
         try:
-            value, _ = self.egress.value(dict(payload))
-        except Exception as exc:  # a redactor failed: the record is not written at all
+            return build()
+        except Exception as exc:  # nothing unredacted is ever written: the record is dropped
             self.failed(f"{what} (redaction)", exc)
             return None
-        return dict(value)
 
-    def timeline(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
-        redacted = self.redacted(f"timeline {kind}", payload)
-        if redacted is not None:
-            self.write(f"timeline {kind}", self.store.append_timeline, session_id, kind, redacted)
+    def timeline(self, session_id: str, kind: str, build: Callable[[], Mapping[str, Any]]) -> None:
+        payload = self.built(f"timeline {kind}", build)
+        if payload is not None:
+            self.write(f"timeline {kind}", self.store.append_timeline, session_id, kind, payload)
 
-    def ledger(self, payload: Mapping[str, Any]) -> None:
-        redacted = self.redacted("ledger", payload)
-        if redacted is not None:
-            self.write("ledger", self.store.append_ledger, "verification_policy", redacted)
+    def ledger(self, build: Callable[[], Mapping[str, Any]]) -> None:
+        payload = self.built("ledger", build)
+        if payload is not None:
+            self.write("ledger", self.store.append_ledger, "verification_policy", payload)
 
     @property
     def error(self) -> str | None:
@@ -168,6 +193,7 @@ class Gate:
         self.judge = judge
         self.egress = egress
         self._owns_store = owns_store
+        self._redaction_cache: dict[str, str] = {}
         self._structural = handlers(manager, "verigate_structural_check")
         self._pre_verify = handlers(manager, "verigate_pre_verify")
         self._post_verify = handlers(manager, "verigate_post_verify")
@@ -258,7 +284,7 @@ class Gate:
     async def _finalize(
         self, candidate: Candidate, termination: Termination, deadline: float | None, skip: bool
     ) -> FinalizeResult:
-        records = _Records(self.store, self.egress)
+        records = _Records(self.store, self.egress, self._redaction_cache)
         attempt = self._attempt(candidate, records)
         redacted = self._redact(attrs.evolve(candidate, attempt=attempt))
         stored_candidate = unstructure(redacted.candidate)
@@ -405,27 +431,28 @@ class Gate:
         records: _Records,
     ) -> None:
         """The verdict and evidence timeline rows and the ``verification_policy`` ledger row (redacted)."""
-        verdict = unstructure(decision.verdict) if decision.verdict is not None else None
+        clean = records.clean
+        verdict = decision.verdict
         session_id = candidate.session_id
-        records.timeline(session_id, "verdict", {
-            "attempt": attempt, "turn_id": candidate.turn_id, "verdict": verdict,
+        records.timeline(session_id, "verdict", lambda: {
+            "attempt": attempt, "turn_id": clean(candidate.turn_id), "verdict": clean(unstructure(verdict)),
             "policy_action": decision.action, "outcome": decision.outcome,
         })
-        records.timeline(session_id, "evidence", {
-            "attempt": attempt, "turn_id": candidate.turn_id,
-            "structural_findings": unstructure(findings), "strengthen": unstructure(strengthen),
-            "hook_records": unstructure(hook_records), "judge_called": judge_called,
-            "judge_engine": self.config.judge.engine if self.config.judge is not None else None,
+        records.timeline(session_id, "evidence", lambda: {
+            "attempt": attempt, "turn_id": clean(candidate.turn_id),
+            "structural_findings": clean(unstructure(findings)), "strengthen": clean(unstructure(strengthen)),
+            "hook_records": clean(unstructure(hook_records)), "judge_called": judge_called,
+            "judge_engine": clean(self.config.judge.engine) if self.config.judge is not None else None,
         })
-        records.ledger({
-            "session_id": session_id, "turn_id": candidate.turn_id, "attempt": attempt,
+        records.ledger(lambda: {
+            "session_id": session_id, "turn_id": clean(candidate.turn_id), "attempt": attempt,
             "termination": termination.reason.value, "policy_action": decision.action,
-            "outcome": decision.outcome, "reason": decision.reason,
-            "passed": decision.verdict.passed if decision.verdict is not None else None,
-            "rubric_misses": list(decision.verdict.rubric_misses) if decision.verdict is not None else [],
-            "error": decision.verdict.error if decision.verdict is not None else None,
-            "engine": decision.verdict.engine if decision.verdict is not None else "",
-            "hook_records": unstructure(hook_records),
+            "outcome": decision.outcome, "reason": clean(decision.reason),
+            "passed": verdict.passed if verdict is not None else None,
+            "rubric_misses": clean(list(verdict.rubric_misses)) if verdict is not None else [],
+            "error": clean(verdict.error) if verdict is not None else None,
+            "engine": clean(verdict.engine) if verdict is not None else "",
+            "hook_records": clean(unstructure(hook_records)),
             "candidate_sha256": _sha256(stored_candidate),
         })
 
@@ -446,12 +473,9 @@ class Gate:
 
     def _revise(self, candidate: Candidate, attempt: int, decision: Decision, findings: tuple[Any, ...],
                 hook_records: tuple[HookRecord, ...], records: _Records) -> FinalizeResult:
-        try:
-            stored_follow_up = self.egress.text(decision.follow_up).text
-        except Exception as exc:
-            records.failed("set_revise (redaction)", exc)
-        else:
-            records.write("set_revise", self.store.set_revise, candidate.session_id, attempt + 1, stored_follow_up)
+        # the revise counter is kept even when the follow-up cannot be redacted (the caller has it in the result)
+        stored_follow_up = records.built("set_revise", lambda: records.clean(decision.follow_up)) or WITHHELD
+        records.write("set_revise", self.store.set_revise, candidate.session_id, attempt + 1, stored_follow_up)
         return self._result(decision, attempt, "running", findings, hook_records, records,
                             answer="", status="revise")
 
@@ -470,7 +494,7 @@ class Gate:
         # the request is over: clear its attempts first (reset marks the session running), then complete it
         records.write("reset_request", self.store.reset_request, session_id)
         records.write("set_session_state", self.store.set_session_state, session_id, "completed")
-        records.timeline(session_id, "session", {"event": "session_completed", "attempt": attempt})
+        records.timeline(session_id, "session", lambda: {"event": "session_completed", "attempt": attempt})
         return self._result(decision, attempt, "completed", findings, hook_records, records,
                             answer=candidate.final_text, status="completed", merged_tool_calls=tool_calls,
                             merged_usage=usage, merged_rounds=rounds)
@@ -501,13 +525,13 @@ class Gate:
         session_id = candidate.session_id
         pending_id: str | None = None
         pending_text = candidate.final_text if redacted.error is not None else None
-        verdict = records.redacted("pending verdict", unstructure(decision.verdict))
-        reason = records.redacted("pending reason", {"reason": decision.reason}) or {"reason": ""}
+        verdict = records.built("pending verdict", lambda: records.clean(unstructure(decision.verdict)))
+        reason = records.built("pending reason", lambda: records.clean(decision.reason)) or ""
         try:
             pending_id = self.store.create_pending_review(
                 session_id,
                 policy_action=decision.action,
-                reason=str(reason["reason"]),
+                reason=reason,
                 pending_text=redacted.candidate.final_text,
                 candidate=stored_candidate,
                 verdict=verdict,
@@ -520,11 +544,10 @@ class Gate:
             "policy_action": decision.action, "candidate": stored_candidate,
         })
         records.write("set_session_state", self.store.set_session_state, session_id, "paused")
-        records.timeline(session_id, "pending", {
-            "attempt": attempt, "pending_id": pending_id, "policy_action": decision.action,
-            "reason": decision.reason,
+        records.timeline(session_id, "pending", lambda: {
+            "attempt": attempt, "pending_id": pending_id, "policy_action": decision.action, "reason": reason,
         })
-        records.timeline(session_id, "session", {"event": "session_paused", "attempt": attempt})
+        records.timeline(session_id, "session", lambda: {"event": "session_paused", "attempt": attempt})
         return self._result(decision, attempt, "paused", findings, hook_records, records, answer="",
                             status=PENDING_STATUS, pending_id=pending_id, pending_text=pending_text)
 
@@ -534,18 +557,18 @@ class Gate:
         checkpoint, so nothing unverified is ever handed out as an answer."""
         decision = decide(PolicyInput(hand_off=termination.reason.hand_off, skip_public_verification=skipped))
         session_id = candidate.session_id
-        detail = records.redacted("termination detail", {"detail": termination.detail}) or {"detail": ""}
+        detail = records.built("termination detail", lambda: records.clean(termination.detail)) or ""
         records.write("save_checkpoint", self.store.save_checkpoint, session_id, {
             "kind": "unverified", "attempt": attempt, "status": termination.reason.value,
-            "detail": detail["detail"], "skipped_public_verification": skipped, "candidate": stored_candidate,
+            "detail": detail, "skipped_public_verification": skipped, "candidate": stored_candidate,
         })
         records.write("set_session_state", self.store.set_session_state, session_id, "ended")
-        records.timeline(session_id, "session", {
+        records.timeline(session_id, "session", lambda: {
             "event": "session_ended", "attempt": attempt, "reason": termination.reason.value,
             "skipped_public_verification": skipped,
         })
-        records.ledger({
-            "session_id": session_id, "turn_id": candidate.turn_id, "attempt": attempt,
+        records.ledger(lambda: {
+            "session_id": session_id, "turn_id": records.clean(candidate.turn_id), "attempt": attempt,
             "termination": termination.reason.value, "policy_action": decision.action,
             "outcome": decision.outcome, "skipped_public_verification": skipped,
             "candidate_sha256": _sha256(stored_candidate),
