@@ -64,12 +64,41 @@ class RegexMatcher:
     group: str | int
     validators: tuple[Validator, ...]
     allows: tuple[_Allow, ...]
+    line_scoped: bool = False
+
+    def _ranges(self, view: TextView) -> list[tuple[int, int]]:
+        """Where to run the pattern: the whole text, or (line scope) the merged lines holding a keyword."""
+        text, lowered = view.text, view.lowered
+        if not self.line_scoped or len(lowered) != len(text):
+            # lower() kept every offset only when the lengths agree; otherwise scan the whole text
+            return [(0, len(text))]
+        lines: list[tuple[int, int]] = []
+        for keyword in self.keywords:
+            found = lowered.find(keyword)
+            while found != -1:
+                line_start = text.rfind("\n", 0, found) + 1
+                line_end = text.find("\n", found + len(keyword))
+                line_end = len(text) if line_end == -1 else line_end
+                lines.append((line_start, line_end))
+                found = lowered.find(keyword, line_end)
+        lines.sort()
+        merged: list[tuple[int, int]] = []
+        for start, end in lines:
+            if merged and start <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
 
     def find(self, view: TextView) -> Iterator[tuple[int, int]]:
         if self.keywords and not any(keyword in view.lowered for keyword in self.keywords):
             return
         text = view.text
-        for found in self.pattern.finditer(text):
+        for range_start, range_end in self._ranges(view):
+            yield from self._find_in(text, range_start, range_end)
+
+    def _find_in(self, text: str, range_start: int, range_end: int) -> Iterator[tuple[int, int]]:
+        for found in self.pattern.finditer(text, range_start, range_end):
             start, end = found.span(self.group)
             if start < 0 or end <= start:
                 continue
@@ -111,8 +140,12 @@ class RegexKind:
                 allows.append(_Allow(_PRESETS[entry["preset"]], "secret"))
             else:
                 allows.append(_Allow(_compile(rule, "allow", entry["regex"]), entry.get("target", "secret")))
+        line_scoped = fields.get("scope", "text") == "line"
+        if line_scoped and not fields.get("keywords"):
+            raise rule.error("`scope: line` needs keywords: the rule runs on the lines that hold one", field="scope")
         return RegexMatcher(
             pattern=pattern,
+            line_scoped=line_scoped,
             keywords=tuple(keyword.lower() for keyword in fields.get("keywords", ())),
             group=group,
             validators=tuple(build_validator(spec) for spec in fields.get("validators", ())),
