@@ -338,6 +338,7 @@ def load_runs(path: str | Path, format: Format | None = None, *, task: str | Non
             steps[event.key].append(event.step)
         elif event.key in headers:
             header = headers.pop(event.key)
-            runs.append(attrs.evolve(header, delivered=event.delivered, steps=tuple(steps.pop(event.key)),
+            kept = tuple(steps.pop(event.key))
+            runs.append(attrs.evolve(header, delivered=event.delivered, steps=kept, step_count=len(kept),
                                      warnings=event.warnings, notes=event.notes))
     return runs
