@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,31 @@ def test_misconfigured_judge_is_refused_at_construction(tmp_path: Path, judge: d
     with pytest.raises(ConfigError) as caught:
         _gate(tmp_path, judge)
     assert caught.value.field == field
+
+
+def test_secrets_are_redacted_before_the_judge_sees_them(tmp_path: Path, api_key: str) -> None:
+    token = "ghp_" + secrets.token_hex(18)  # generated: no secret-shaped data in the repository
+    candidate = attrs.evolve(
+        _candidate("s-secret", f"Pushed with token {token}."),
+        tool_calls=(ToolObservation("Bash", {"env": f"GITHUB_TOKEN={token}"}, f"auth ok as {token}", True),),
+    )
+    with JudgeServer("openai", required_key=api_key) as server:
+        server.reply_text(verdict_json(passed=True))
+        with _gate(tmp_path, {"client": "openai", "model": "m", "base_url": server.base_url}) as gate:
+            finalize_and_return(gate, candidate, NATURAL)
+        [request] = server.requests
+    assert token not in request.text
+    assert "[REDACTED:github-classic-token" in request.json()["messages"][1]["content"]
+
+
+def test_personal_data_never_reaches_an_auxiliary_judge(tmp_path: Path, api_key: str) -> None:
+    candidate = attrs.evolve(_candidate("s-pii", "Mailed the report to alice.smith@acme-corp.io."),
+                             contains_personal_data=None)
+    with JudgeServer("openai", required_key=api_key) as server:
+        server.reply_text(verdict_json(passed=True))
+        with _gate(tmp_path, {"client": "openai", "model": "m", "base_url": server.base_url,
+                              "trust": "auxiliary"}) as gate:
+            result = finalize_and_return(gate, candidate, NATURAL)
+        assert server.requests == []
+    assert result.outcome == "pending_review" and result.verdict is not None
+    assert result.verdict.error == "personal_data_omitted"
