@@ -14,5 +14,10 @@ from selfgate_helpers import Session
 
 
 @pytest.fixture
-def session(tmp_path: Path) -> Session:
-    return Session(tmp_path)
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
+    made = Session(tmp_path)
+    # in-process decisions see the same environment the hook subprocesses get
+    monkeypatch.setenv("HOME", str(made.home))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("VERIGATE_SELF_GATE_MODE", raising=False)
+    return made

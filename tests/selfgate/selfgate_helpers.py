@@ -11,6 +11,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from verigate.selfgate import PromptOutcome, ToolDecision, decide_prompt, decide_tool_call, settings_for
+
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -105,6 +109,18 @@ class Session:
         if typed:
             self.user(text)
         return self.hook("user-prompt-submit", {**self.base("UserPromptSubmit"), "prompt": text}, mode)
+
+    def decide_tool(self, tool_name: str, tool_input: dict[str, Any] | None = None,
+                    mode: str = "block") -> ToolDecision:
+        """The same decision in this process (for the many cases that need no process boundary)."""
+        payload = {**self.base("PreToolUse"), "tool_name": tool_name, "tool_input": tool_input or {}}
+        return decide_tool_call(payload, attrs.evolve(settings_for(payload), mode=mode))
+
+    def decide_prompt(self, text: str, *, typed: bool = True) -> PromptOutcome:
+        if typed:
+            self.user(text)
+        payload = {**self.base("UserPromptSubmit"), "prompt": text}
+        return decide_prompt(payload, settings_for(payload))
 
     def cli(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "verigate", "gate", "--project", str(self.project), *args],
