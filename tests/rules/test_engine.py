@@ -412,3 +412,24 @@ def test_join_examples_are_assembled() -> None:
     pack = load_pack_text(_pack(GOOD_RULE.replace("match: ['ok-1']", joined)), "<t>")
     assert isinstance(pack, Pack)
     assert pack.rules[0].match_examples[0].text == "ok-777"
+
+
+def test_the_readme_example_pack_is_valid_and_its_examples_pass() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("<!-- section:rules -->"):readme.index("<!-- /section:rules -->")]
+    found = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert found is not None
+    pack = load_pack_text(found.group(1), "README.md")
+    assert len(RuleSet.compile([pack]).rules) == 2
+    assert run_examples([pack]) == ()
+
+
+def test_line_scope_needs_keywords_and_falls_back_when_lowering_moves_offsets() -> None:
+    rule = GOOD_RULE.replace("  message: ok\n", "  message: ok\n  scope: line\n")
+    with pytest.raises(verigate.RuleError, match=r"scope: rule 'ok-rule': `scope: line` needs keywords"):
+        _one(rule)
+    ruleset = _one(rule.replace("  scope: line\n", "  scope: line\n  keywords: [ok-]\n"))
+    assert [(m.start, m.end) for m in ruleset.scan("a\nb ok-1 c\nok-22\nd")] == [(4, 8), (11, 16)]
+    # 'İ'.lower() is two characters: keyword offsets in the lowered text no longer match the original
+    text = "İİ ok-7\nİ ok-88"
+    assert [text[m.start:m.end] for m in ruleset.scan(text)] == ["ok-7", "ok-88"]
