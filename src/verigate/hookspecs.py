@@ -58,8 +58,9 @@ def verigate_judge_engines() -> Mapping[str, Any]:
 def verigate_model_clients() -> Mapping[str, Any]:
     """Model clients by entry name: ``{"openai": factory}``.
 
-    A factory is called as ``factory(config=JudgeConfig)`` and returns a :class:`verigate.judge.ModelClient`.
-    Merged; a duplicate name is an error.
+    A factory is called as ``factory(config=JudgeConfig)`` and returns a :class:`verigate.judge.ModelClient`
+    (chat engines such as ``llm_judge``) or a :class:`verigate.judge.DecisionClient` (``jev``); an engine given
+    the wrong kind of client refuses it with a ConfigError. Merged; a duplicate name is an error.
     """
 
 
