@@ -255,6 +255,20 @@ def test_loop_bound_holds_over_twenty_stops(project: Path, judge: JudgeServer) -
 
 
 @pytest.mark.usefixtures("in_process")
+def test_loop_guard_holds_when_the_store_forgets_the_revise(project: Path, judge: JudgeServer) -> None:
+    write_config(project, judge.base_url, revise_budget=1)
+    judge.reply_text(FAIL)
+    judge.reply_text(FAIL)
+    payload = stop(project, "sess-lost")
+    assert run_hook_in_process("claude-code", "stop", payload).blocked
+    (project / ".verigate" / "verigate.db").unlink()  # the gate's revise counter is gone with it
+    again = run_hook_in_process("claude-code", "stop", dict(payload, stop_hook_active=True))
+    assert again.pending and "loop guard" in again.output["systemMessage"], again  # type: ignore[index]
+    (review_id,) = set(REVIEW_ID.findall(again.output["stopReason"]))  # type: ignore[index]
+    assert review_status(project, review_id) == "pending"
+
+
+@pytest.mark.usefixtures("in_process")
 def test_verigate_feedback_is_not_a_new_request(project: Path, judge: JudgeServer) -> None:
     write_config(project, judge.base_url, revise_budget=1)
     judge.reply_text(FAIL)
