@@ -2,9 +2,11 @@
 
 Usage: python benchmarks/bench_store.py [--rows N] [--dir FOLDER]
 
-Both sides use one file in WAL mode with SQLite's default (FULL) synchronous setting and one BEGIN IMMEDIATE
-transaction per row, so the ratio shows what the store adds: canonical JSON, the hash chain (reading the last
-row, sha256, updating the recorded head), the session upsert and error mapping.
+Both sides use one file in WAL mode and one BEGIN IMMEDIATE transaction per row, first with the store's default
+durability (synchronous NORMAL: these writes are not flushed one by one) and then with ``sync_every_write``
+(synchronous FULL: an fsync per commit), so the ratio shows what the store adds — canonical JSON, the hash
+chain (reading the last row, sha256, updating the recorded head), the session upsert, error mapping — and the
+second table shows what flushing every write costs on this disk.
 """
 
 from __future__ import annotations
@@ -23,30 +25,38 @@ PAYLOAD = {"action": "accept", "attempt": 0, "reason": "passed", "session_id": "
            "confidence": 0.93, "missing": []}}
 CANDIDATE = {"text": "All 12 tests pass; the fix is in parser.py.", "termination": {"reason": "natural"},
              "tool_calls": [{"name": "Bash", "input": {"command": "pytest -q"}, "output": "12 passed"}]}
+Write = Callable[[int], object]
 
 
-def _rate(rows: int, write: Callable[[int], object]) -> float:
+def _rate(rows: int, write: Write) -> float:
     start = time.perf_counter()
     for n in range(rows):
         write(n)
     return rows / (time.perf_counter() - start)
 
 
-def _bare(path: Path) -> sqlite3.Connection:
+def _bare_rate(path: Path, rows: int, payload: object, synchronous: str) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("CREATE TABLE rows (seq INTEGER PRIMARY KEY, kind TEXT, payload TEXT, created_at TEXT)")
-    return conn
 
-
-def _bare_insert(conn: sqlite3.Connection, payload: object) -> Callable[[int], object]:
     def write(n: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT INTO rows (seq, kind, payload, created_at) VALUES (?, ?, ?, ?)",
                      (n + 1, "k", json.dumps(payload), "2026-01-01T00:00:00.000000Z"))
         conn.execute("COMMIT")
 
-    return write
+    try:
+        return _rate(rows, write)
+    finally:
+        conn.close()
+
+
+OPERATIONS: tuple[tuple[str, object, Callable[[SqliteStore], Write]], ...] = (
+    ("ledger append", PAYLOAD, lambda store: lambda n: store.append_ledger("verification_policy", PAYLOAD)),
+    ("begin_attempt", CANDIDATE, lambda store: lambda n: store.begin_attempt(f"session-{n % 50}", n, CANDIDATE)),
+)
 
 
 def main() -> None:
@@ -56,26 +66,21 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         base = Path(folder)
-        results = []
-        for name, payload, measure in (
-            ("ledger append", PAYLOAD, lambda s: lambda n: s.append_ledger("verification_policy", PAYLOAD)),
-            ("begin_attempt", CANDIDATE, lambda s: lambda n: s.begin_attempt(f"session-{n % 50}", n, CANDIDATE)),
-        ):
-            bare = _bare(base / f"bare-{name}.db")
-            bare_rate = _rate(args.rows, _bare_insert(bare, payload))
-            bare.close()
-            with SqliteStore(base / f"store-{name}.db") as store:
-                store_rate = _rate(args.rows, measure(store))
-            results.append((name, store_rate, bare_rate))
-        with SqliteStore(base / "store-ledger append.db") as store:
-            verify_start = time.perf_counter()
-            store.verify_ledger()
-            verify_rate = args.rows / (time.perf_counter() - verify_start)
         print(f"rows per measurement: {args.rows}; files in {base} (sqlite {sqlite3.sqlite_version})")
-        print(f"{'operation':<15} {'store rows/s':>13} {'bare rows/s':>12} {'store/bare':>11}")
-        for name, store_rate, bare_rate in results:
-            print(f"{name:<15} {store_rate:>13,.0f} {bare_rate:>12,.0f} {store_rate / bare_rate:>11.2f}")
-        print(f"verify_ledger   {verify_rate:>13,.0f} rows/s re-hashed")
+        for sync_every_write, synchronous in ((False, "NORMAL"), (True, "FULL")):
+            rows = args.rows if not sync_every_write else max(1, args.rows // 10)  # fsyncs are slow
+            print(f"\nsync_every_write={sync_every_write} (bare: synchronous {synchronous}), {rows} rows")
+            print(f"{'operation':<15} {'store rows/s':>13} {'bare rows/s':>12} {'store/bare':>11}")
+            for name, payload, measure in OPERATIONS:
+                label = f"{name}-{synchronous}"
+                bare_rate = _bare_rate(base / f"bare-{label}.db", rows, payload, synchronous)
+                with SqliteStore(base / f"store-{label}.db", sync_every_write=sync_every_write) as store:
+                    store_rate = _rate(rows, measure(store))
+                print(f"{name:<15} {store_rate:>13,.0f} {bare_rate:>12,.0f} {store_rate / bare_rate:>11.2f}")
+        with SqliteStore(base / "store-ledger append-NORMAL.db") as store:
+            start = time.perf_counter()
+            count = store.verify_ledger()
+            print(f"\nverify_ledger: {count / (time.perf_counter() - start):,.0f} rows/s re-hashed ({count} rows)")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,26 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(db_path: Path, store: Sql
     assert conn.execute("PRAGMA user_version").fetchone()[0] >= 1
 
 
+def _synchronous(store: SqliteStore) -> int:
+    assert store._conn is not None
+    return int(store._conn.execute("PRAGMA synchronous").fetchone()[0])
+
+
+def test_reviews_are_flushed_to_disk_and_other_writes_ride_along(db_path: Path) -> None:
+    normal, full = 1, 2
+    with SqliteStore(db_path) as store:
+        assert _synchronous(store) == normal
+        review_id = store.create_pending_review("s", policy_action="escalate", reason="r", pending_text="t",
+                                                candidate={}, verdict=None)
+        store.approve_review(review_id, by="alice")
+        assert _synchronous(store) == normal  # restored after each durable commit
+    with SqliteStore(db_path, sync_every_write=True) as store:
+        assert _synchronous(store) == full
+        store.append_ledger("k", {})
+        store.approve_review(review_id, by="alice")
+        assert _synchronous(store) == full
+
+
 def test_relative_sqlite_url_and_default_path_resolve_against_the_working_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

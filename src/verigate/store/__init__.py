@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
-from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, verify_chain
+from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock
 from ._sqlite import DEFAULT_STORE_PATH, SqliteStore, open_store
 
@@ -20,6 +20,7 @@ __all__ = [
     "TimelineRow",
     "canonical_json",
     "ledger_row_hash",
+    "ledger_row_hash_of_json",
     "open_store",
     "verify_chain",
 ]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from .._errors import LedgerTamperedError, ReviewError, StoreError
 from .._models import SessionState
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
-from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, verify_chain
+from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock, format_timestamp, utc_now
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -51,10 +51,15 @@ class SqliteStore:
     for another process's write to finish (SQLite's busy timeout) before :class:`StoreError`. ``clock``
     returns an aware datetime (injected by tests to drive review expiry). ``create=False`` refuses to start
     a new store where none exists. One instance may be shared by threads; each process opens its own.
+
+    Durability: a pending review and every review resolution are flushed to disk (fsync) before the call
+    returns, and that flush also carries every earlier write. Other writes (attempts, sessions, checkpoints,
+    timeline, ledger) survive a crash of the process at once but reach the disk with the next flush, so a power
+    loss can drop the last of them; ``sync_every_write=True`` flushes every write instead (much slower).
     """
 
     def __init__(self, path: str | Path = DEFAULT_STORE_PATH, *, lock_timeout_s: float = 30.0,
-                 clock: Clock | None = None, create: bool = True) -> None:
+                 clock: Clock | None = None, create: bool = True, sync_every_write: bool = False) -> None:
         if not (isinstance(lock_timeout_s, int | float) and math.isfinite(lock_timeout_s) and lock_timeout_s >= 0):
             raise StoreError(f"lock_timeout_s must be a finite number >= 0, got {lock_timeout_s!r}",
                              field="lock_timeout_s")
@@ -63,6 +68,7 @@ class SqliteStore:
         self._clock: Clock = clock or utc_now
         self._lock = threading.RLock()
         self._memory = self.path == MEMORY
+        self._sync_every_write = sync_every_write
         self._conn: sqlite3.Connection | None = self._connect(create)
         try:
             self._initialise()
@@ -108,6 +114,7 @@ class SqliteStore:
     def _initialise_once(self) -> None:
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
+        conn.execute(f"PRAGMA synchronous = {'FULL' if self._sync_every_write else 'NORMAL'}")
         version = self._check_version(conn)  # the first read: a file that is not a database fails here
         # only a file known to be ours is switched to WAL (a persistent change to the file)
         if not self._memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -173,15 +180,19 @@ class SqliteStore:
                 raise self._error(exc, doing) from exc
 
     @contextmanager
-    def _writing(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """One write transaction; taking the write lock up front makes read-then-write steps atomic."""
+    def _writing(self, doing: str, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction; taking the write lock up front makes read-then-write steps atomic.
+
+        ``durable`` commits with an fsync of the WAL (synchronous FULL), which also makes every earlier
+        write of any process durable: the WAL is one file.
+        """
+        flush = durable and not self._sync_every_write
         with self._lock:
             conn = self._connection()
             try:
+                if flush:
+                    conn.execute("PRAGMA synchronous = FULL")
                 conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise self._error(exc, doing) from exc
-            try:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -193,6 +204,13 @@ class SqliteStore:
                 if isinstance(exc, _DRIVER_ERRORS):
                     raise self._error(exc, doing) from exc
                 raise
+            finally:
+                if flush:
+                    try:
+                        conn.execute("PRAGMA synchronous = NORMAL")
+                    except sqlite3.Error:
+                        log.warning("store %s: could not restore synchronous = NORMAL; writes stay fully synced",
+                                    self.path)
 
     def _now(self) -> str:
         return format_timestamp(self._clock())
@@ -279,7 +297,7 @@ class SqliteStore:
         candidate_text = canonical_json(candidate, field="candidate")
         verdict_text = None if verdict is None else canonical_json(verdict, field="verdict")
         review_id = "rv_" + uuid.uuid4().hex
-        with self._writing("creating a pending review") as conn:
+        with self._writing("creating a pending review", durable=True) as conn:
             now = self._now()
             self._upsert_session(conn, session_id, now, state="paused")
             conn.execute(f"INSERT INTO pending_reviews ({_REVIEW_COLUMNS}) "
@@ -324,7 +342,7 @@ class SqliteStore:
                  note: str) -> PendingReview:
         if not by.strip():
             raise ReviewError("a resolution must name who decided (by)", field="by")
-        with self._writing("resolving a review") as conn:
+        with self._writing("resolving a review", durable=True) as conn:
             review = self._select_review(conn, review_id)
             # an expired review counts as rejected, so rejecting it again changes nothing
             already = review.status == decision or (decision == "rejected" and review.status == "expired")
@@ -345,7 +363,8 @@ class SqliteStore:
                      ("completed" if decision == "approved" else "ended", now, review.session_id))
         event = {"review_id": review.review_id, "decision": decision, "by": by, "note_sha256": _sha256(note)}
         self._insert_timeline(conn, review.session_id, "review", event, now)
-        self._insert_ledger(conn, "review_resolution", {**event, "session_id": review.session_id}, now)
+        self._insert_ledger(conn, "review_resolution",
+                            canonical_json({**event, "session_id": review.session_id}, field="payload"), now)
 
     def expire_reviews(self, older_than_s: float) -> Sequence[str]:
         """Mark pending reviews created more than ``older_than_s`` ago ``expired`` (their sessions end)."""
@@ -360,7 +379,7 @@ class SqliteStore:
         with self._reading("expiring reviews") as conn:
             if not conn.execute(f"SELECT count(*) {due}", (cutoff,)).fetchone()[0]:
                 return []
-        with self._writing("expiring reviews") as conn:
+        with self._writing("expiring reviews", durable=True) as conn:
             rows = conn.execute(f"SELECT {_REVIEW_COLUMNS} {due} ORDER BY created_at, review_id",
                                 (cutoff,)).fetchall()
             expired = [self._review(row) for row in rows]
@@ -389,23 +408,21 @@ class SqliteStore:
         return [TimelineRow(row_id=row[0], session_id=row[1], kind=row[2],
                             payload=self._load(row[3], "timeline payload"), created_at=row[4]) for row in rows]
 
-    def _insert_ledger(self, conn: sqlite3.Connection, kind: str, payload: Mapping[str, Any],
-                       now: str) -> LedgerRow:
+    def _insert_ledger(self, conn: sqlite3.Connection, kind: str, payload_json: str, now: str) -> LedgerRow:
         """Chain a row onto the last one; the caller's IMMEDIATE transaction keeps concurrent appenders in line."""
-        payload = self._load(canonical_json(payload, field="payload"), "ledger payload")  # the stored form
         last = conn.execute("SELECT seq, row_hash FROM ledger ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev_hash = (last[0] + 1, last[1]) if last else (1, GENESIS_HASH)
-        row = LedgerRow(seq=seq, kind=kind, payload=payload, created_at=now, prev_hash=prev_hash,
-                        row_hash=ledger_row_hash(prev_hash, seq, kind, payload, now))
+        row_hash = ledger_row_hash_of_json(prev_hash, seq, kind, payload_json, now)
         conn.execute(f"INSERT INTO ledger ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-                     (seq, kind, canonical_json(payload), now, prev_hash, row.row_hash))
-        conn.execute("UPDATE ledger_head SET seq = ?, row_hash = ? WHERE one = 1", (seq, row.row_hash))
-        return row
+                     (seq, kind, payload_json, now, prev_hash, row_hash))
+        conn.execute("UPDATE ledger_head SET seq = ?, row_hash = ? WHERE one = 1", (seq, row_hash))
+        return LedgerRow(seq=seq, kind=kind, payload=self._load(payload_json, "ledger payload"), created_at=now,
+                         prev_hash=prev_hash, row_hash=row_hash)
 
     def append_ledger(self, kind: str, payload: Mapping[str, Any]) -> LedgerRow:
-        canonical_json(payload, field="payload")
+        payload_json = canonical_json(payload, field="payload")
         with self._writing("appending a ledger row") as conn:
-            return self._insert_ledger(conn, kind, payload, self._now())
+            return self._insert_ledger(conn, kind, payload_json, self._now())
 
     def _ledger_rows(self, conn: sqlite3.Connection) -> Iterator[LedgerRow]:
         for seq, kind, payload, created_at, prev_hash, row_hash in conn.execute(
@@ -476,6 +493,7 @@ def _sqlite_path(url: str) -> str:
 
 
 def open_store(url: str = DEFAULT_STORE_PATH, *, lock_timeout_s: float = 30.0, clock: Clock | None = None,
-               create: bool = True) -> Store:
+               create: bool = True, sync_every_write: bool = False) -> Store:
     """Open (creating it and its folder unless ``create=False``) the embedded store named by ``url``."""
-    return SqliteStore(_sqlite_path(url), lock_timeout_s=lock_timeout_s, clock=clock, create=create)
+    return SqliteStore(_sqlite_path(url), lock_timeout_s=lock_timeout_s, clock=clock, create=create,
+                       sync_every_write=sync_every_write)
