@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,7 @@ DEFAULT_CONFIG_NAME = "verigate.yaml"
 #: engine names of the origin runtime that meant "judge less"; judgment cannot be turned off
 LEGACY_ENGINE_NAMES = frozenset({"off", "rule_based", "reflexion"})
 log = logging.getLogger("verigate.config")
+_UNKNOWN_KEYS = re.compile(r"must not contain \{'([^']+)'")
 
 
 @attrs.frozen
@@ -105,8 +107,12 @@ def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Co
     try:
         _data.validate("config.schema.json", data, source=source)
     except InputError as exc:
-        line = loaded.line_of(exc.field.split(".")) if loaded is not None and exc.field else None
-        raise ConfigError(exc.message, source=source, line=line, field=exc.field) from exc
+        path = exc.field.split(".") if exc.field else []
+        unknown = _UNKNOWN_KEYS.search(exc.message)
+        if unknown:  # point at the offending key itself, not at the section holding it
+            path.append(unknown.group(1))
+        line = loaded.line_of(path) if loaded is not None and path else None
+        raise ConfigError(exc.message, source=source, line=line, field=".".join(path) or None) from exc
     warnings: list[str] = []
     legacy_engine = data.get("judgment_engine")
     judge_section = data.get("judge")

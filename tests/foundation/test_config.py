@@ -51,8 +51,9 @@ def test_error_names_file_line_and_field(tmp_path: Path) -> None:
 def test_unknown_key_is_an_error_not_ignored(tmp_path: Path) -> None:
     path = tmp_path / "verigate.yaml"
     path.write_text("budget:\n  revise: 2\n  revsie: 3\n")
-    with pytest.raises(ConfigError, match="revsie"):
+    with pytest.raises(ConfigError, match="revsie") as caught:
         load_config(path)
+    assert (caught.value.line, caught.value.field) == (3, "budget.revsie")
 
 
 def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
