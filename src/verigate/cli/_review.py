@@ -32,7 +32,12 @@ def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
     config = load_config().store
     store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False)
     if expire and config.review_expiry_s is not None:
-        for review_id in store.expire_reviews(config.review_expiry_s):
+        try:
+            expired = store.expire_reviews(config.review_expiry_s)
+        except BaseException:
+            store.close()
+            raise
+        for review_id in expired:
             print(f"expired {review_id} (older than {config.review_expiry_s:g} s)", file=sys.stderr)
     return store
 
