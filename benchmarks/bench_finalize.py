@@ -1,0 +1,111 @@
+"""How much the gate adds to one judge call: µs per finalize vs the bare judge, measured in the same run.
+
+Run: ``.venv/bin/python benchmarks/bench_finalize.py [--iterations N]``. Nothing is asserted; it prints ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from verigate import Candidate, Gate, Termination, ToolObservation
+from verigate.judge import ChatRequest, JudgeRequest
+
+REPLY = json.dumps({"passed": True, "score": 1.0, "rubric_misses": [],
+                    "reflection": {"observation": "", "lesson": "", "next_check": ""}})
+
+
+async def judge_function(request: ChatRequest) -> str:
+    """The runtime's own (in-process, instant) model call."""
+    return REPLY
+
+
+def candidate(index: int) -> Candidate:
+    return Candidate(
+        request="Fix the failing test in calc.py and run the test suite.",
+        final_text="Fixed calc.add(); the suite passes: 12 passed.",
+        tool_calls=(ToolObservation("Edit", {"path": "calc.py"}, "ok", True),
+                    ToolObservation("Bash", {"command": "pytest -q"}, "12 passed in 0.21s", True)),
+        session_id=f"bench-{index}",
+        contains_personal_data=False,
+    )
+
+
+async def per_call_us(operation: Callable[[int], Awaitable[object]], iterations: int) -> float:
+    """Median µs of ``iterations`` calls, in 5 rounds (the median round damps a shared machine's noise)."""
+    for index in range(20):
+        await operation(-index - 1)
+    rounds = []
+    for round_number in range(5):
+        start = time.perf_counter()
+        for index in range(iterations):
+            await operation(round_number * iterations + index)
+        rounds.append((time.perf_counter() - start) / iterations * 1e6)
+    return statistics.median(rounds)
+
+
+async def bench(iterations: int, folder: Path) -> None:
+    config = {"judge": {"client": "callable"}}
+    memory = Gate.from_config(config, judge_function=judge_function, store=":memory:", entry_points=False)
+    sqlite = Gate.from_config(config, judge_function=judge_function, store=str(folder / "bench.db"),
+                              entry_points=False)
+    engine = memory.judge
+    assert engine is not None
+    chat = ChatRequest(system="judge", user="candidate")
+    request = JudgeRequest(candidate=candidate(0))
+    natural = Termination("natural")
+
+    async def bare_function(_: int) -> object:
+        return await judge_function(chat)
+
+    async def bare_engine(_: int) -> object:
+        return await engine.judge(request, timeout_s=120)
+
+    async def redact_candidate(index: int) -> object:
+        return memory.egress.candidate(candidate(index))
+
+    async def finalize_memory(index: int) -> object:
+        result = await memory.finalize(candidate(index), natural)
+        assert result.outcome == "completed", result
+        return result
+
+    async def finalize_sqlite(index: int) -> object:
+        return await sqlite.finalize(candidate(index), natural)
+
+    function_us = await per_call_us(bare_function, iterations)
+    engine_us = await per_call_us(bare_engine, iterations)
+    redact_us = await per_call_us(redact_candidate, iterations)
+    memory_us = await per_call_us(finalize_memory, iterations)
+    sqlite_us = await per_call_us(finalize_sqlite, max(10, iterations // 20))
+    memory.close()
+    sqlite.close()
+    rows = [
+        ("bare judge function call", function_us),
+        ("bare judge engine call (llm_judge over callable)", engine_us),
+        ("redaction of the candidate (default packs)", redact_us),
+        ("finalize, :memory: store", memory_us),
+        ("finalize, SQLite file store", sqlite_us),
+    ]
+    for label, micros in rows:
+        print(f"{label:50s} {micros:10.1f} µs   {micros / engine_us:7.2f}x the engine call")
+    overhead = memory_us - engine_us
+    print(f"gate overhead per finalize (:memory: store): {overhead:.1f} µs, "
+          f"of which {redact_us:.1f} µs redact the candidate: {overhead - redact_us:.1f} µs remain")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--iterations", type=int, default=300)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(bench(args.iterations, Path(folder)))
+
+
+if __name__ == "__main__":
+    main()
