@@ -174,3 +174,20 @@ def test_terminal_escapes_in_held_text_are_shown_not_obeyed(tmp_path: Path, veri
     assert "line two\tok 日本語" in shown
     approved = verigate_cli("review", "approve", review_id, "--store", str(path)).stdout
     assert approved == text + "\n"  # the released answer itself is handed over unchanged
+
+
+def test_a_locked_store_exits_2_saying_so_and_the_review_waits(held: tuple[Path, str], tmp_path: Path,
+                                                               verigate_cli: Any) -> None:
+    path, review_id = held
+    (tmp_path / "verigate.yaml").write_text("store:\n  lock_timeout_s: 0.3\n")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    locked = verigate_cli("review", "approve", review_id, "--store", str(path))
+    assert locked.returncode == 2
+    assert "locked by another process" in locked.stderr
+    assert locked.stdout == ""  # nothing released while the decision could not be recorded
+    other.execute("COMMIT")
+    other.close()
+    released = verigate_cli("review", "approve", review_id, "--store", str(path))
+    assert released.returncode == 0, released.stderr
+    assert released.stdout == "All 12 tests pass.\nDetails follow.\n"
