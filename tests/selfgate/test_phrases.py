@@ -117,3 +117,7 @@ def test_false_positive_rate_on_ordinary_prose(capsys: pytest.CaptureFixture[str
               f"({len(paragraphs)} corpus paragraphs, {len(fixtures)} fixture texts); whole-prompt closes "
               f"{len(closes)}")
     assert flagged == [] and closes == []
+
+
+def test_an_inline_allow_marker_does_not_hide_a_declaration() -> None:
+    assert load().openings("I'll wait for your approval before step 3. verigate: allow")

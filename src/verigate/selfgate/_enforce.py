@@ -151,19 +151,22 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
             return ToolDecision("deny", problem, problem)
         return ToolDecision("warn", problem, problem)
     gates = result.state.open_gates(session_id)
-    store_note = "; ".join(str(problem) for problem in result.store_problems)
+    problems = "; ".join(str(problem) for problem in result.store_problems)
     if not gates:
-        note = f"verigate self-gate store problems: {store_note}" if store_note else ""
-        return ToolDecision("warn", note, note) if note else ToolDecision("allow")
+        if not problems:
+            return ToolDecision("allow")
+        note = f"verigate: self-gate store problems: {problems}"
+        return ToolDecision("warn", note, note)
+    store_note = f" (self-gate store problems: {problems})" if problems else ""
     message = (f"Self-set gate open in this session — you declared you would wait for the person's approval: "
                f"{describe(gates)}. {tool_name} is blocked until a person closes the gate. Stop, present what "
                f"the gate asks for, and wait. {how_to_close(gates)}")
     if settings.mode == "block":
         return ToolDecision("deny", message, f"verigate blocked {tool_name}: open self-set gate(s) "
-                                             f"{', '.join(gate.gate_id for gate in gates)}")
+                                             f"{', '.join(gate.gate_id for gate in gates)}{store_note}")
     return ToolDecision("warn", f"[audit mode: not blocked] {message}",
                         f"verigate (audit): {tool_name} ran past open self-set gate(s) "
-                        f"{', '.join(gate.gate_id for gate in gates)}")
+                        f"{', '.join(gate.gate_id for gate in gates)}{store_note}")
 
 
 def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOutcome:
