@@ -218,3 +218,18 @@ def test_codex_hooks(tmp_path: Path) -> None:
     assert "closed" in ran.context
     assert not session.tool("Bash", {"command": "ls"}).denied
     assert session.store.exists()
+
+
+def test_parallel_hook_calls_leave_one_gate_and_a_valid_store(session: Session) -> None:
+    """Claude Code runs the hooks of parallel tool calls at once: they serialise on the store lock."""
+    import subprocess
+    import sys
+
+    session.assistant(GATE)
+    payload = json.dumps({**session.base("PreToolUse"), "tool_name": "Edit", "tool_input": {"file_path": "a.py"}})
+    processes = [subprocess.Popen([sys.executable, "-m", "verigate", "hook", "claude-code", "pre-tool-use"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=session.env("block"), cwd=session.project) for _ in range(5)]
+    outputs = [process.communicate(payload, timeout=120) for process in processes]
+    assert all(json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny" for out, _ in outputs)
+    assert [line["status"] for line in session.store_lines()] == ["open"]

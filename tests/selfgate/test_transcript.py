@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from verigate.selfgate import GateStore, sync
 from verigate.selfgate._phrases import Screen
 from verigate.selfgate._store import Cursor
@@ -77,3 +80,15 @@ def test_shared_fixture_edge_cases_become_problem_gates(tmp_path: Path) -> None:
     gates = result.state.open_gates("edge")
     assert gates and all(gate.opened_by == "verigate" for gate in gates)
     assert len({gate.gate_text.split(": ", 1)[1].split(" (")[0] for gate in gates}) == len(gates)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.binary(max_size=200), st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["type", "message", "content", "payload", "role", "text", "isMeta", "uuid"]), children,
+        max_size=5), max_leaves=20).map(lambda value: json.dumps(value).encode())))
+def test_classify_never_raises(raw: bytes) -> None:
+    line = classify(raw, 1)
+    assert line.kind in ("assistant_text", "user_prompt", "skip", "problem")
+    assert (line.kind == "problem") == bool(line.problem)
