@@ -249,3 +249,30 @@ def test_only_known_codes_and_never_an_error(plugin: GitClaims, text: str) -> No
     found = misses(plugin, text)
     assert set(found) <= KNOWN_CODES
     assert len(found) == len(set(found)) or "claimed_file_missing" in found or "claimed_file_unchanged" in found
+
+
+# ------------------------------------------------------------------------------------------- through the gate
+
+
+def test_embedded_gate_revises_a_false_claim_and_completes_a_true_one(repo: Repo, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from judge_servers import verdict_json
+    from verigate import Termination, TerminationReason
+    from verigate.gate import Gate, finalize_and_return
+
+    for name in ("VERIGATE_GIT_REPO", "VERIGATE_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    gate = Gate.from_config({"budget": {"revise": 2}}, plugins=[GitClaims(repo.path)],
+                            store=str(tmp_path / "gate.db"), judge_function=lambda request: verdict_json(passed=True))
+    natural = Termination(TerminationReason.NATURAL)
+    write(repo, {"src/app.py": "print('fixed')\n"})
+    claim = Candidate("Fix app.py and commit it.", "I fixed src/app.py and committed the fix.",
+                      tool_calls=(edit("src/app.py"),), session_id="embedded")
+    with gate:
+        first = finalize_and_return(gate, claim, natural)
+        assert first.outcome == "revise"
+        assert first.verdict is not None and "claimed_commit_missing" in first.verdict.rubric_misses
+        assert "claimed_commit_missing" in first.follow_up
+        commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix app")
+        second = finalize_and_return(gate, claim, natural)
+    assert second.outcome == "completed", second
