@@ -200,3 +200,17 @@ def test_a_redaction_pack_without_category_and_an_empty_rule_set_are_errors(tmp_
         RulePackRedactor.from_packs([pack])
     with pytest.raises(verigate.RuleError, match="active rule set is empty"):
         RulePackRedactor.from_config(RedactionConfig(packs=(), replace_defaults=False))
+
+
+def test_structured_values_are_redacted_in_the_context_of_their_key() -> None:
+    egress = Egress((SECRETS,))
+    password = planted("generic-secret-assignment", random.Random(11)).secret
+    assert SECRETS.redact(password).findings == ()  # a bare random string is not recognisable on its own
+    redacted, findings = egress.value({"DB_PASSWORD": password, "Authorization": f"Bearer {password}",
+                                       "nested": [{"client_secret": password}], "name": "build-42"})
+    assert password not in repr(redacted)
+    assert redacted["DB_PASSWORD"] == "[REDACTED:generic-secret-assignment#1]"
+    assert redacted["Authorization"] == "Bearer [REDACTED:authorization-header#1]"
+    assert redacted["name"] == "build-42"
+    assert {(f.rule_id, f.start, f.end) for f in findings} >= {("generic-secret-assignment", 0, len(password)),
+                                                              ("authorization-header", 7, 7 + len(password))}

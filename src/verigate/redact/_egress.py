@@ -32,17 +32,38 @@ class Egress:
             findings.extend(result.findings)
         return RedactionResult(text, tuple(findings))
 
+    def keyed(self, key: str, text: str) -> RedactionResult:
+        """Redact ``text`` as the value of ``key`` in structured data (``{"password": "..."}``).
+
+        Rules that need the key's context (keyword assignments, ``Authorization`` headers, connection-string
+        keys) see ``key=text``; the value's part of that result is returned when it removed more than the
+        value alone. Spans of the findings are relative to ``text``.
+        """
+        plain = self.text(text)
+        prefix = f"{key}="
+        in_context = self.text(prefix + text)
+        if not in_context.text.startswith(prefix) or in_context.text[len(prefix):] == plain.text:
+            # the key itself was redacted (its offsets moved) or the context changed nothing
+            return plain
+        return RedactionResult(
+            in_context.text[len(prefix):],
+            tuple(attrs.evolve(finding, start=finding.start - len(prefix), end=finding.end - len(prefix))
+                  for finding in in_context.findings if finding.start >= len(prefix)),
+        )
+
     def value(self, value: Any) -> tuple[Any, tuple[Finding, ...]]:
-        """Redact every string inside JSON-like data (keys included); other scalars pass unchanged."""
+        """Redact every string inside JSON-like data (keys included, and each string value also in the context
+        of its key: see :meth:`keyed`); other scalars pass unchanged."""
         findings: list[Finding] = []
 
-        def walk(node: Any) -> Any:
+        def walk(node: Any, key: str | None = None) -> Any:
             if isinstance(node, str):
-                result = self.text(node)
+                result = self.text(node) if key is None else self.keyed(key, node)
                 findings.extend(result.findings)
                 return result.text
             if isinstance(node, Mapping):
-                return {walk(key) if isinstance(key, str) else key: walk(item) for key, item in node.items()}
+                return {walk(name) if isinstance(name, str) else name:
+                        walk(item, name if isinstance(name, str) else None) for name, item in node.items()}
             if isinstance(node, (list, tuple)):
                 return [walk(item) for item in node]
             return node
