@@ -138,8 +138,9 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
             if read.restarted:
                 restarted.append(path)
             new_entries += _openings_and_problems(session_id, path, read.lines, known, openings)
-            interim = fold(snapshot.entries + tuple(new_entries))
-            new_entries += _resolve_requests(session_id, path, read.lines, interim)
+            if path == transcript:  # a person types into the session itself, never into a sub-agent's log
+                interim = fold(snapshot.entries + tuple(new_entries))
+                new_entries += _resolve_requests(session_id, path, read.lines, interim)
             cursors.append((path, read.cursor))
         store.append(new_entries)
         for path, cursor in cursors:
