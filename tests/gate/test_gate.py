@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from verigate import (
@@ -514,3 +515,65 @@ def test_a_termination_must_be_a_termination(make_gate: Any) -> None:
     with pytest.raises(CandidateError) as caught:
         run(gate, candidate(), "natural")  # type: ignore[arg-type]
     assert caught.value.field == "termination"
+
+
+# --------------------------------------------------------------------------------------------- more edges
+
+
+class StructuralCheck:
+    def __init__(self, name: str, check: Any) -> None:
+        self.__name__, self.check = name, check
+
+    @hookimpl
+    def verigate_structural_check(self, candidate: Candidate, termination: Termination) -> Any:
+        return self.check(candidate, termination)
+
+
+@pytest.mark.parametrize("check", [_raise, lambda c, t: "empty_turn", lambda c, t: [("code", True)]])
+def test_a_failing_structural_check_escalates_without_judging(make_gate: Any, check: Any) -> None:
+    gate, judge = make_gate([PASS], plugins=[StructuralCheck("bad-check", check)])
+    result = run(gate, candidate())
+    assert (result.policy_action, judge.calls) == ("escalate_hook_error", 0)
+    assert [(f.code, f.fixable) for f in result.structural_findings] == [("structural_check_error", False)]
+    assert "bad-check" in result.structural_findings[0].message
+
+
+def test_a_plug_in_structural_finding_adds_to_the_built_in_ones(make_gate: Any) -> None:
+    from verigate import StructuralFinding
+
+    finding = StructuralFinding("no_diff", fixable=True, message="claims an edit without a diff")
+    gate, judge = make_gate([PASS], plugins=[StructuralCheck("diff", lambda c, t: [finding])])
+    result = run(gate, candidate(text=""))
+    assert [f.code for f in result.structural_findings] == ["empty_turn", "no_diff"]
+    assert result.outcome == "revise" and judge.calls == 1
+
+
+def test_skipping_public_verification_for_a_block(make_gate: Any) -> None:
+    from verigate.gate import skipping_public_verification
+
+    gate, judge = make_gate([PASS])
+    with skipping_public_verification():
+        assert public_verification_skipped()
+        assert run(gate, candidate("a")).outcome == "unverified"
+    assert not public_verification_skipped() and judge.calls == 0
+
+
+@attrs.define  # eq=True makes instances (and so their bound methods) unhashable
+class UnhashablePlugin:
+    __name__: str = "unhashable"
+
+    @hookimpl
+    def verigate_post_verify(self, verdict: Verdict) -> Any:
+        return None
+
+
+def test_an_unhashable_plug_in_object_works(make_gate: Any) -> None:
+    gate, _ = make_gate([PASS], plugins=[UnhashablePlugin()])
+    result = run(gate, candidate())
+    assert result.outcome == "completed" and result.hook_records[0].action == "none"
+
+
+def test_the_store_may_be_given_as_a_path(db_path: Path) -> None:
+    with Gate.from_config({}, store=db_path, entry_points=False) as gate:
+        assert run(gate, candidate()).pending_id is not None
+    assert db_path.is_file()

@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -205,7 +206,7 @@ class Gate:
         path_or_mapping: str | Path | Mapping[str, Any] | None = None,
         *,
         plugins: Iterable[object | str] = (),
-        store: Store | str | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         judge_function: Callable[..., Any] | None = None,
         entry_points: bool = True,
     ) -> Gate:
@@ -222,15 +223,14 @@ class Gate:
         manager = create_manager([*config.plugins, *plugins], entry_points=entry_points)
         judge = _build_judge(manager, config)
         egress = _build_egress(manager, config)
-        owns_store = not _is_store(store)
-        if owns_store:
+        opened: Store
+        if store is None or isinstance(store, (str, os.PathLike)):
             from ..store import open_store
 
-            url = store if isinstance(store, str) else config.store.url
-            opened: Store = open_store(url, lock_timeout_s=config.store.lock_timeout_s)
+            url = config.store.url if store is None else os.fspath(store)
+            opened, owns_store = open_store(url, lock_timeout_s=config.store.lock_timeout_s), True
         else:
-            assert not isinstance(store, str) and store is not None
-            opened = store
+            opened, owns_store = store, False
         return cls(config=config, manager=manager, store=opened, judge=judge, egress=egress, owns_store=owns_store)
 
     # ------------------------------------------------------------------------------------------- lifecycle
@@ -320,6 +320,8 @@ class Gate:
         stop = await run_stage("stop", self._stop, {"candidate": view, "verdict": verdict, "action": shown_action},
                                timeout_s)
         decision = decide(attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error))
+        log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
+                 decision.outcome, f" ({decision.reason})" if decision.reason else "")
         hook_records = pre_verify.records + post_verify.records + stop.records
         self._record_decision(candidate, termination, attempt, decision, findings, strengthen, hook_records,
                               judge_verdict is not None, stored_candidate, records)
@@ -556,6 +558,8 @@ class Gate:
         """Persisted as it is: no hooks, no judge; the answer is withheld ("") and the text kept in the
         checkpoint, so nothing unverified is ever handed out as an answer."""
         decision = decide(PolicyInput(hand_off=termination.reason.hand_off, skip_public_verification=skipped))
+        log.info("finalize %s attempt %d: %s (%s%s)", candidate.session_id, attempt, decision.action,
+                 termination.reason.value, ", public verification skipped" if skipped else "")
         session_id = candidate.session_id
         detail = records.built("termination detail", lambda: records.clean(termination.detail)) or ""
         records.write("save_checkpoint", self.store.save_checkpoint, session_id, {
@@ -575,10 +579,6 @@ class Gate:
         })
         return self._result(decision, attempt, "ended", (), (), records, answer="",
                             status=termination.reason.value)
-
-
-def _is_store(value: object) -> bool:
-    return value is not None and not isinstance(value, str)
 
 
 def _with_function(judge: JudgeConfig | None, function: Callable[..., Any], source: str) -> JudgeConfig:

@@ -69,8 +69,7 @@ def read_only(candidate: Candidate) -> Candidate:
 
 
 @functools.cache
-def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword arguments a handler declares (pluggy lets an implementation take a subset); None = any."""
+def _declared(function: Callable[..., Any]) -> frozenset[str] | None:
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
@@ -78,6 +77,13 @@ def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
     if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
         return None
     return frozenset(parameter.name for parameter in parameters)
+
+
+def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword arguments a handler declares (pluggy lets an implementation take a subset); None = any.
+
+    Cached per underlying function: a bound method of an unhashable plug-in object cannot be a cache key."""
+    return _declared(getattr(function, "__func__", function))
 
 
 async def _call(handler: Handler, arguments: Mapping[str, Any], timeout_s: float) -> Any:
