@@ -125,9 +125,27 @@ def _score(findings: dict[str, list[tuple[int, int]]],
     return planted_total, recalled, total, true, missed
 
 
-def run_verigate(folder: Path) -> tuple[float, dict[str, list[tuple[int, int]]]]:
+def per_rule(results: dict[str, list[tuple[int, int, str]]],
+             labels: dict[str, list[tuple[int, int, str, str]]]) -> list[tuple[str, int, int, int, int]]:
+    """verigate per rule: (rule, planted, recalled by that rule, findings, findings on a planted token)."""
+    rows = []
+    for rule_id in SECRET_RULES:
+        planted_total = recalled = total = true = 0
+        for name, items in labels.items():
+            spans = [(start, end) for start, end, found_rule in results.get(name, []) if found_rule == rule_id]
+            total += len(spans)
+            true += sum(any(first <= end and start <= last for first, last, _, _ in items) for start, end in spans)
+            for first, last, planted_rule, _ in items:
+                if planted_rule == rule_id:
+                    planted_total += 1
+                    recalled += any(first <= end and start <= last for start, end in spans)
+        rows.append((rule_id, planted_total, recalled, total, true))
+    return rows
+
+
+def run_verigate(folder: Path) -> tuple[float, dict[str, list[tuple[int, int, str]]]]:
     redactor = RulePackRedactor.from_packs(["secrets"])
-    findings: dict[str, list[tuple[int, int]]] = {}
+    findings: dict[str, list[tuple[int, int, str]]] = {}
     started = time.perf_counter()
     results = {}
     for path in sorted(folder.iterdir()):
@@ -135,7 +153,7 @@ def run_verigate(folder: Path) -> tuple[float, dict[str, list[tuple[int, int]]]]
         results[path.name] = (text, redactor.redact(text))
     elapsed = time.perf_counter() - started
     for name, (text, result) in results.items():
-        findings[name] = [(text.count("\n", 0, f.start) + 1, text.count("\n", 0, f.end) + 1)
+        findings[name] = [(text.count("\n", 0, f.start) + 1, text.count("\n", 0, f.end) + 1, f.rule_id)
                           for f in result.findings if not f.suppressed]
     return elapsed, findings
 
@@ -172,7 +190,8 @@ def main() -> None:
         vg_time, vg_findings = run_verigate(folder)
         ds_time, ds_findings = run_detect_secrets(folder)
         rows = []
-        for name, elapsed, found in (("verigate secrets", vg_time, vg_findings),
+        vg_lines = {name: [(start, end) for start, end, _ in spans] for name, spans in vg_findings.items()}
+        for name, elapsed, found in (("verigate secrets", vg_time, vg_lines),
                                      ("detect-secrets", ds_time, ds_findings)):
             planted_total, recalled, total, true, missed = _score(found, labels)
             precision = true / total if total else 1.0
@@ -186,6 +205,11 @@ def main() -> None:
         for name, *_, missed in rows:
             if missed:
                 print(f"{name} missed: {dict(sorted(missed.items()))}")
+        print(f"\nverigate per rule (a token may also be reported by a second rule: counted as true)\n"
+              f"{'rule':28} {'recall':>10} {'precision':>12}")
+        for rule_id, planted_total, recalled, total, true in per_rule(vg_findings, labels):
+            shown = f"{true}/{total}" if total else "-"
+            print(f"{rule_id:28} {recalled:4d}/{planted_total:<5d} {shown:>12}")
 
 
 if __name__ == "__main__":
