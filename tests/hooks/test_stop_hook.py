@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from stop_helpers import (
     Tool,
     claude_transcript,
     codex_rollout,
+    hook_env,
     run_hook_in_process,
     run_hook_process,
     stop_payload,
@@ -25,8 +28,8 @@ from stop_helpers import (
 )
 
 from judge_servers import JudgeServer, refused_url, verdict_json
-from verigate import FinalizeResult
-from verigate.hooks._stop import FEEDBACK_MARKER, MAX_REASON_CHARS, _answer
+from verigate import FinalizeResult, InputError
+from verigate.hooks._stop import FEEDBACK_MARKER, MAX_REASON_CHARS, _answer, parse_stop_input
 from verigate.store import open_store
 
 REQUEST = "Fix the off-by-one in pager.py and make sure the tests pass."
@@ -148,6 +151,26 @@ def test_git_claims_make_the_gate_revise(tmp_path: Path, judge: JudgeServer, mon
     monkeypatch.setenv("VERIGATE_TEST_JUDGE_KEY", "sk-loopback-test")
     monkeypatch.setenv("VERIGATE_PROJECT_DIR", "")
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "git-1", log, active=True)).allowed_silently
+
+
+def test_sessions_stopping_at_once_share_the_project_store(project: Path, judge: JudgeServer) -> None:
+    sessions = ["para-1", "para-2"]
+    for _ in sessions:
+        judge.reply_text(PASS)
+    started = [
+        subprocess.Popen([sys.executable, "-m", "verigate", "hook", "claude-code", "stop"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hook_env())
+        for _ in sessions
+    ]
+    outputs = [process.communicate(json.dumps(stop(project, session)), timeout=120) for process, session
+               in zip(started, sessions, strict=True)]
+    assert [process.returncode for process in started] == [0, 0]
+    assert [out for out, _ in outputs] == ["", ""], outputs  # all verified: silent stops
+    store = open_store(str(project / ".verigate" / "verigate.db"), create=False)
+    try:
+        assert {store.get_session(session).state for session in sessions} == {"completed"}  # type: ignore[union-attr]
+    finally:
+        store.close()
 
 
 # ------------------------------------------------------------------------------------------- in-process sequences
@@ -296,6 +319,19 @@ def test_new_request_while_a_revise_is_outstanding_starts_over(project: Path, ju
                                                              "Renamed.")])
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "nr", log)).blocked
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "nr", log, active=True)).pending
+
+
+@given(data=st.dictionaries(st.sampled_from(["session_id", "cwd", "transcript_path", "stop_hook_active", "agent_id",
+                                             "last_assistant_message", "turn_id"]),
+                            st.none() | st.booleans() | st.integers() | st.text(max_size=20) | st.just("/")),
+       event=st.sampled_from(["stop", "subagent-stop"]))
+def test_stop_input_is_parsed_or_refused_with_an_input_error(data: dict[str, object], event: str) -> None:
+    try:
+        parsed = parse_stop_input(data, "claude-code", event, environ={})  # type: ignore[arg-type]
+    except InputError as exc:
+        assert exc.source == "<stdin>" and exc.field
+    else:
+        assert parsed.session_id and parsed.project_dir.is_dir()
 
 
 OUTCOMES = st.sampled_from(["completed", "revise", "pending_review", "unverified"])
