@@ -81,12 +81,29 @@ prose = st.lists(st.sampled_from([*EXAMPLES, "Step 3", "approval", "確認", " "
                  max_size=8).map("".join)
 
 
+@pytest.fixture(scope="module")
+def cached_screen(tmp_path_factory: pytest.TempPathFactory) -> Screen:
+    """A screen reading the caches another screen wrote (as every hook call after the first does)."""
+    folder = tmp_path_factory.mktemp("screen")
+    assert Screen(folder).openings("I'll wait for your approval before step 3.")
+    assert {path.name.split("-")[1] for path in folder.iterdir()} == {"pack", "prefilter"}
+    return Screen(folder)
+
+
 @settings(max_examples=80, deadline=None)
 @given(prose)
-def test_prefilter_never_hides_a_match(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
-    screen = Screen(tmp_path_factory.mktemp("prefilter"))
-    assert screen.openings(text) == load().openings(text)
-    assert screen.is_close_phrase(text) == load().is_close_phrase(text)
+def test_cached_prefilter_and_pack_never_hide_a_match(cached_screen: Screen, text: str) -> None:
+    assert cached_screen.openings(text) == load().openings(text)
+    assert cached_screen.is_close_phrase(text) == load().is_close_phrase(text)
+
+
+def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
+    Screen(tmp_path).phrases  # noqa: B018 - writes the caches
+    for path in tmp_path.iterdir():
+        path.write_text('{"rules": [}' if "pack" in path.name else "[1]", encoding="utf-8")
+    screen = Screen(tmp_path)
+    assert screen.openings("I'll wait for your approval before step 3.")
+    assert screen.is_close_phrase("Gate 解除")
 
 
 def _fixture_texts() -> list[str]:

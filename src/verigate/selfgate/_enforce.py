@@ -11,7 +11,7 @@ import attrs
 
 from .._errors import ConfigError, InputError
 from ._guard import protected_for, violation
-from ._phrases import Phrases, Screen, load, normalise_prompt
+from ._phrases import Phrases, Screen, normalise_prompt
 from ._store import GateStore
 
 if TYPE_CHECKING:
@@ -179,11 +179,12 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
     from ._scan import request_close, sync
 
     transcript = _transcript(hook_input)
-    state = sync(settings.store, session_id, transcript, Screen(settings.store.state_dir).openings).state
+    screen = Screen(settings.store.state_dir)
+    state = sync(settings.store, session_id, transcript, screen.openings).state
     gates = state.open_gates(session_id)
     if not gates and len(normalise_prompt(prompt)) > _SHORT_PROMPT:
         return PromptOutcome()
-    phrases: Phrases = load()
+    phrases: Phrases = screen.phrases
     command = phrases.close_command(prompt)
     if command is not None:
         if not gates:

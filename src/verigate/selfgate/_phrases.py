@@ -10,14 +10,15 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 
+from .._errors import VerigateError
 from ._entries import GATE_ID_PATTERN
 
 if TYPE_CHECKING:
-    from ..rules import Rule, RuleSet
+    from ..rules import Pack, Rule, RuleKind, RuleSet
 
 __all__ = ["CloseCommand", "PhraseHit", "Phrases", "Prefilter", "Screen", "load", "mask_non_prose",
            "normalise_prompt"]
@@ -136,16 +137,38 @@ class Phrases:
         return [(item.rule, tuple(getattr(item.matcher, "keywords", ()) or ())) for item in self._ruleset.compiled]
 
 
-@functools.cache
-def load() -> Phrases:
-    """The shipped self-gate pack compiled with the built-in kinds (no plug-in discovery on the hook path)."""
-    from ..rules import PhraseKind, RegexKind, RuleKind, RuleSet, load_pack
+def _builtin_kinds() -> dict[str, RuleKind]:
+    from ..rules import PhraseKind, RegexKind
 
     # the built-in kinds are RuleKinds at run time; mypy reads their frozen attrs field as not matching the
     # protocol's settable attribute, hence the casts
-    kinds = {"phrase": cast("RuleKind", PhraseKind()), "regex": cast("RuleKind", RegexKind())}
-    ruleset = RuleSet.compile([load_pack(PACK)], kinds=kinds)
-    return Phrases(ruleset)
+    return {"phrase": cast("RuleKind", PhraseKind()), "regex": cast("RuleKind", RegexKind())}
+
+
+@functools.cache
+def load() -> Phrases:
+    """The shipped self-gate pack compiled with the built-in kinds (no plug-in discovery on the hook path)."""
+    from ..rules import RuleSet, load_pack
+
+    return Phrases(RuleSet.compile([load_pack(PACK)], kinds=_builtin_kinds()))
+
+
+def _pack_to_json(pack: Pack) -> dict[str, Any]:
+    """What scanning needs of a loaded pack (examples are for tests, not for the hooks)."""
+    return {"name": pack.name, "source": pack.source, "version": pack.version, "disables": list(pack.disables),
+            "rules": [{"id": rule.id, "kind": rule.kind, "severity": rule.severity, "message": rule.message,
+                       "fields": dict(rule.fields), "metadata": dict(rule.metadata), "line": rule.line}
+                      for rule in pack.rules]}
+
+
+def _pack_from_json(data: Mapping[str, Any]) -> Pack:
+    from ..rules import Pack, Rule
+
+    rules = tuple(Rule(id=item["id"], kind=item["kind"], severity=item["severity"], message=item["message"],
+                       fields=item["fields"], metadata=item["metadata"], source=data["source"], line=item["line"])
+                  for item in data["rules"])
+    return Pack(name=data["name"], rules=rules, source=data["source"], version=data["version"],
+                disables=tuple(data["disables"]))
 
 
 @attrs.frozen
@@ -184,35 +207,64 @@ class Prefilter:
 
 
 class Screen:
-    """Phrase checks for the hooks: the cached prefilter first, the rule engine only when it may match."""
+    """Phrase checks for the hooks: a cached prefilter first, the rule engine only when it may match. Both the
+    prefilter and the parsed pack are cached in ``cache_dir`` (the store's state folder, which the agent may not
+    write) under the hash of the shipped pack, so a hook never parses the YAML twice."""
 
     def __init__(self, cache_dir: Path) -> None:
         self._cache_dir = cache_dir
 
     @functools.cached_property
-    def prefilter(self) -> Prefilter:
+    def _digest(self) -> str:
         from .. import _data
 
-        digest = hashlib.sha256(_data.read_text("rules", f"{PACK}.yaml").encode("utf-8")).hexdigest()[:16]
-        path = self._cache_dir / f"phrase-prefilter-{digest}.json"
+        return hashlib.sha256(_data.read_text("rules", f"{PACK}.yaml").encode("utf-8")).hexdigest()[:16]
+
+    def _read(self, kind: str) -> Any:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return Prefilter({role: tuple(words) if words is not None else None for role, words in data.items()})
-        except (OSError, ValueError, TypeError, AttributeError):
-            pass  # no cache yet, or an unreadable one: rebuild it from the pack
-        built = Prefilter.of(load())
+            return json.loads((self._cache_dir / f"phrase-{kind}-{self._digest}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def _write(self, kind: str, data: Any) -> None:
+        path = self._cache_dir / f"phrase-{kind}-{self._digest}.json"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps({role: list(words) if words is not None else None
-                                             for role, words in built.keywords.items()}), encoding="utf-8")
+            temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
             temporary.replace(path)
         except OSError:
             pass  # a cache that cannot be written only costs the next call the same work
+
+    @functools.cached_property
+    def phrases(self) -> Phrases:
+        from ..rules import RuleSet, load_pack
+
+        cached = self._read("pack")
+        if cached is not None:
+            try:
+                return Phrases(RuleSet.compile([_pack_from_json(cached)], kinds=_builtin_kinds()))
+            except (KeyError, TypeError, ValueError, VerigateError):
+                pass  # a stale or damaged cache: rebuild it from the shipped pack below
+        pack = load_pack(PACK)
+        self._write("pack", _pack_to_json(pack))
+        return Phrases(RuleSet.compile([pack], kinds=_builtin_kinds()))
+
+    @functools.cached_property
+    def prefilter(self) -> Prefilter:
+        cached = self._read("prefilter")
+        if isinstance(cached, dict):
+            try:
+                return Prefilter({role: tuple(words) if words is not None else None for role, words in cached.items()})
+            except TypeError:
+                pass  # damaged: rebuilt below
+        built = Prefilter.of(self.phrases)
+        self._write("prefilter", {role: list(words) if words is not None else None
+                                  for role, words in built.keywords.items()})
         return built
 
     def openings(self, text: str) -> list[PhraseHit]:
-        return load().openings(text) if self.prefilter.may_match(text, ("open",)) else []
+        return self.phrases.openings(text) if self.prefilter.may_match(text, ("open",)) else []
 
     def is_close_phrase(self, text: str) -> bool:
-        return self.prefilter.may_match(text, CLOSE_ROLES) and load().is_close_phrase(text)
+        return self.prefilter.may_match(text, CLOSE_ROLES) and self.phrases.is_close_phrase(text)
