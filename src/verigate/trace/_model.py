@@ -32,7 +32,8 @@ TaskStatus = Literal["reliable", "flaky", "failing", "unknown"]
 
 
 def _mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return dict(value or {})
+    # a parser's own fresh dict is taken as is (no copy per step on multi-GB inputs)
+    return value if type(value) is dict else dict(value or {})
 
 
 @attrs.frozen(slots=True)

@@ -215,17 +215,23 @@ class _TranscriptRuns:
 
     def events(self) -> Iterator[RunEvent]:
         yield from self._open(self.main.run_id)
-        for event in self.transcript:
-            if isinstance(event, ToolUse):
+        pairers = self.pairers
+        for event in self.transcript:  # the hot loop: no generator is created unless there is output
+            if type(event) is ToolUse:
                 key = self._key(event.sidechain, event.agent_id)
-                yield from self._open(key)
-                yield from self._steps(key, self.pairers[key].add_use(event))
-            elif isinstance(event, ToolResult):
+                if key not in pairers:
+                    yield from self._open(key)
+                released = pairers[key].add_use(event)
+            elif type(event) is ToolResult:
                 key = self._key(event.sidechain, event.agent_id)
-                if key in self.pairers:
-                    yield from self._steps(key, self.pairers[key].add_result(event))
-            elif isinstance(event, _Compact):
-                self.compactions += 1
+                pairer = pairers.get(key)
+                released = pairer.add_result(event) if pairer is not None else []
+            else:
+                if type(event) is _Compact:
+                    self.compactions += 1
+                continue
+            if released:
+                yield from self._steps(key, released)
         notes = [TRANSCRIPT_NOTE]
         if self.compactions:
             notes.append(f"{self.compactions} compaction(s): the run continues across them")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -66,7 +67,8 @@ _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"</?tool_use_error>")
-_LISTED_PATH = re.compile(r"^((?:[A-Za-z]:)?[^:]+)")
+#: a line of search output that starts with a path: /abs, ./rel, ../rel or C:\\ / C:/ (Windows)
+_LISTED_PATH = re.compile(r"^[ \t]*((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)", re.MULTILINE)
 
 
 def _is_windows(path: str, cwd: str | None) -> bool:
@@ -252,6 +254,8 @@ class EditedWithoutRead:
 
 
 _PATH_KEYS = ("file_path", "path", "notebook_path")
+#: paths read from one search result (bounds the work on huge outputs)
+LISTED_PATHS_READ = 1000
 
 
 class _GroundingChecker(_Checker):
@@ -285,12 +289,9 @@ class _GroundingChecker(_Checker):
             if path is not None:
                 self.files.add(path)  # a searched folder grounds only the files the search listed (below)
             if tool in ("Grep", "Glob") and step.observation:
-                # the files a search listed were seen (files_with_matches output: one path per line)
-                for line in step.observation.splitlines()[:1000]:
-                    candidate = line.strip()
-                    if candidate.startswith(("/", "./")) or _WINDOWS_ABSOLUTE.match(candidate):
-                        listed = _LISTED_PATH.match(candidate)  # content mode adds ":line:text"
-                        self.files.add(normalize_path(listed.group(1) if listed else candidate, step.cwd))
+                # the files a search listed were seen (one path per line; content mode adds ":line:text")
+                for listed in itertools.islice(_LISTED_PATH.finditer(step.observation), LISTED_PATHS_READ):
+                    self.files.add(normalize_path(listed.group(1).rstrip(), step.cwd))
         return ()
 
 

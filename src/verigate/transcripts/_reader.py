@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ class Transcript:
     def __init__(
         self,
         path: str | Path,
-        parse_line: Callable[[Transcript, int, Any], Iterator[Event]],
+        parse_line: Callable[[Transcript, int, Any], Iterable[Event]],
         *,
         progress: Callable[[int], None] | None = None,
     ) -> None:
@@ -78,12 +78,14 @@ class Transcript:
     def _events(self) -> Iterator[Event]:
         loads = json.loads
         progress = self._progress
+        parse_line = self._parse_line
+        read = 0
+        number = 0
         with self.path.open("rb") as stream:
             for number, raw in enumerate(stream, 1):
-                self.lines = number
-                self.bytes_read += len(raw)
+                read += len(raw)
                 if progress is not None and number % PROGRESS_EVERY_LINES == 0:
-                    progress(self.bytes_read)
+                    progress(read)
                 try:
                     record = loads(raw)
                 except (ValueError, RecursionError):
@@ -92,12 +94,15 @@ class Transcript:
                     elif raw.strip():
                         self.warn(number, "not JSON")
                     continue
-                if not isinstance(record, dict):
+                if type(record) is not dict:
                     self.warn(number, "not a JSON object")
                     continue
-                yield from self._parse_line(self, number, record)
+                events = parse_line(self, number, record)
+                if events:
+                    yield from events
+        self.lines, self.bytes_read = number, read
         if progress is not None:
-            progress(self.bytes_read)
+            progress(read)
 
 
 # ------------------------------------------------------------------------------------------- Claude Code
@@ -133,14 +138,14 @@ def _block_text(content: Any) -> str:
 
 
 def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], message: Mapping[str, Any],
-                 sidechain: bool, agent_id: str | None) -> Iterator[Event]:
+                 sidechain: bool, agent_id: str | None) -> list[Event]:
     content = message.get("content")
     if isinstance(content, str):
-        yield UserPrompt(content, number, _claude_origin(record, content), sidechain)
-        return
+        return [UserPrompt(content, number, _claude_origin(record, content), sidechain)]
     if not isinstance(content, list):
         reader.warn(number, "user message without content")
-        return
+        return []
+    events: list[Event] = []
     texts: list[str] = []
     for block in content:
         if not isinstance(block, dict):
@@ -153,36 +158,37 @@ def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], mes
                 reader.warn(number, "tool_result without tool_use_id")
                 continue
             is_error = block.get("is_error")
-            yield ToolResult(tool_use_id, _block_text(block.get("content")),
-                             is_error if isinstance(is_error, bool) else None, number, sidechain, agent_id)
+            events.append(ToolResult(tool_use_id, _block_text(block.get("content")),
+                                     is_error if isinstance(is_error, bool) else None, number, sidechain, agent_id))
         elif kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     if texts:
         text = "\n".join(texts)
-        yield UserPrompt(text, number, _claude_origin(record, text), sidechain)
+        events.append(UserPrompt(text, number, _claude_origin(record, text), sidechain))
+    return events
 
 
 def _claude_assistant(reader: Transcript, number: int, record: Mapping[str, Any], message: Mapping[str, Any],
-                      sidechain: bool, agent_id: str | None) -> Iterator[Event]:
+                      sidechain: bool, agent_id: str | None) -> list[Event]:
     content = message.get("content")
     message_id = message.get("id")
     message_id = message_id if isinstance(message_id, str) else ""
     api_error = record.get("isApiErrorMessage") is True
     if isinstance(content, str):
-        yield AssistantText(content, number, message_id, sidechain, api_error)
-        return
+        return [AssistantText(content, number, message_id, sidechain, api_error)]
     if not isinstance(content, list):
         reader.warn(number, "assistant message without content")
-        return
+        return []
     cwd = record.get("cwd")
     cwd = cwd if isinstance(cwd, str) else reader.cwd
+    events: list[Event] = []
     for block in content:
         if not isinstance(block, dict):
             reader.warn(number, "content block is not an object")
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
-            yield AssistantText(block["text"], number, message_id, sidechain, api_error)
+            events.append(AssistantText(block["text"], number, message_id, sidechain, api_error))
         elif kind == "tool_use":
             tool_id, name, tool_input = block.get("id"), block.get("name"), block.get("input")
             if not isinstance(tool_id, str) or not isinstance(name, str):
@@ -190,19 +196,18 @@ def _claude_assistant(reader: Transcript, number: int, record: Mapping[str, Any]
                 continue
             if not isinstance(tool_input, dict):
                 tool_input = {} if tool_input is None else {"input": tool_input}
-            yield ToolUse(tool_id, name, tool_input, number, cwd, sidechain, message_id, agent_id)
+            events.append(ToolUse(tool_id, name, tool_input, number, cwd, sidechain, message_id, agent_id))
+    return events
 
 
-def _claude_line(reader: Transcript, number: int, record: dict[str, Any]) -> Iterator[Event]:
+def _claude_line(reader: Transcript, number: int, record: dict[str, Any]) -> Iterable[Event]:
+    """The events of one line (a list: cheaper than a generator on the hot path of multi-GB files)."""
     kind = record.get("type")
-    if not isinstance(kind, str):
-        reader.warn(number, "line without a type")
-        return
-    if kind in ("user", "assistant"):
+    if kind == "user" or kind == "assistant":
         message = record.get("message")
         if not isinstance(message, dict):
             reader.warn(number, f"{kind} line without a message object")
-            return
+            return ()
         cwd = record.get("cwd")
         if isinstance(cwd, str):
             reader.cwd = cwd
@@ -210,12 +215,15 @@ def _claude_line(reader: Transcript, number: int, record: dict[str, Any]) -> Ite
         agent_id = record.get("agentId")
         agent_id = agent_id if isinstance(agent_id, str) else None
         parse = _claude_user if kind == "user" else _claude_assistant
-        yield from parse(reader, number, record, message, sidechain, agent_id)
+        return parse(reader, number, record, message, sidechain, agent_id)
+    if not isinstance(kind, str):
+        reader.warn(number, "line without a type")
     elif kind == "system":
         if record.get("subtype") == "compact_boundary":
-            yield CompactBoundary(number, record.get("isSidechain") is True)
+            return (CompactBoundary(number, record.get("isSidechain") is True),)
     elif kind not in CLAUDE_SKIPPED_TYPES:
         reader.warn(number, f"unknown line type {kind!r}")
+    return ()
 
 
 def read_claude_code(path: str | Path, *, progress: Callable[[int], None] | None = None) -> Transcript:
