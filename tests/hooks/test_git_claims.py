@@ -150,7 +150,9 @@ def test_sessions_have_separate_baselines(repo: Repo, plugin: GitClaims) -> None
     misses(plugin, "I updated README.md.", session="a", request="r")
     commit_files(repo, {"README.md": "# new\n"}, "readme")
     assert misses(plugin, "I committed it.", session="a", request="commit") == ()
-    assert len(list((Path(repo.path) / ".verigate" / "git-claims").iterdir())) == 1
+    folder = Path(repo.path) / ".verigate" / "git-claims"
+    assert len(list(folder.glob("*.json"))) == 1
+    assert (folder / ".gitignore").read_text(encoding="utf-8") == "*\n"  # local state is never committed
 
 
 # ------------------------------------------------------------------------------------------- push
@@ -226,7 +228,7 @@ def test_explicit_folder_outside_a_repository_is_an_error(tmp_path: Path) -> Non
 
 def test_corrupt_state_fails_loudly(repo: Repo, plugin: GitClaims) -> None:
     misses(plugin, "I updated README.md.")
-    (state,) = (Path(repo.path) / ".verigate" / "git-claims").iterdir()
+    (state,) = (Path(repo.path) / ".verigate" / "git-claims").glob("*.json")
     state.write_text("{not json", encoding="utf-8")
     with pytest.raises(Exception, match="not JSON"):
         misses(plugin, "I updated README.md.")

@@ -58,6 +58,9 @@ def save_state(project_dir: Path, session_key: str, state: StopState) -> None:
     """Write atomically (temporary file, then rename): a concurrent hook reads the old or the new state."""
     path = state_path(project_dir, session_key)
     path.parent.mkdir(parents=True, exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():  # local state: never shows up in `git status`, never committed by an agent
+        ignore.write_text("*\n", encoding="utf-8")
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

@@ -57,6 +57,9 @@ def _read(path: Path) -> dict[str, Any] | None:
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Replace atomically, so a concurrent reader sees the old or the new state, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():  # local state: never shows up in `git status`, never committed by an agent
+        ignore.write_text("*\n", encoding="utf-8")
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
