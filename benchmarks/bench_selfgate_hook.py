@@ -78,11 +78,18 @@ def main() -> int:
         package = median([wall([python, "-c", "import verigate"]) for _ in range(args.repeat)])
         first = wall(hook, payload, env, str(project))
         following_quiet = median([wall(hook, payload, env, str(project)) for _ in range(args.repeat)])
-        following_prose = []
-        for index in range(args.repeat):
-            with transcript.open("a", encoding="utf-8") as handle:
-                handle.write(assistant(f"Edited the parser (pass {index}); running the tests now."))
-            following_prose.append(wall(hook, payload, env, str(project)))
+        def following(text: str) -> float:
+            samples = []
+            for index in range(args.repeat):
+                with transcript.open("a", encoding="utf-8") as handle:
+                    handle.write(assistant(text.format(index)))
+                samples.append(wall(hook, payload, env, str(project)))
+            return median(samples)
+
+        # prose without any keyword of the pack is settled by the cached prefilter; prose with one ("you")
+        # loads the cached pack into the rule engine and scans it
+        plain_prose = following("Edited the parser (pass {}); running the tests now.")
+        keyword_prose = following("Pass {} done. Do you want me to update the changelog too? I will wait for CI.")
         read = median([wall(hook, payload.replace('"Edit"', '"Read"'), env, str(project))
                        for _ in range(args.repeat)])
 
@@ -92,7 +99,8 @@ def main() -> int:
         ("python -c 'import verigate' (foundation floor)", package),
         ("pre-tool-use, first call (full scan)", first),
         ("pre-tool-use, following call (no new lines)", following_quiet),
-        ("pre-tool-use, following call (new assistant prose)", median(following_prose)),
+        ("pre-tool-use, following call (new prose, no keyword)", plain_prose),
+        ("pre-tool-use, following call (new prose, keywords)", keyword_prose),
         ("pre-tool-use, Read (not a blocked tool)", read),
     ]
     for label, seconds in rows:
