@@ -308,17 +308,17 @@ class _Run:
         return _pending(_review_after_error(stop, reason), reason)
 
 
-def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str,
-                  candidate: Candidate | None) -> str:
+def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str, candidate: Candidate) -> str:
+    """A pending review filed by the hook itself (loop guard, repeated errors); redacted like the gate's own."""
     from ..gate import unstructure
 
-    redacted = gate.egress.candidate(candidate)[0] if candidate is not None else None
+    redacted = gate.egress.candidate(candidate)[0]
     return gate.store.create_pending_review(
         session_key,
         policy_action=policy_action,
         reason=gate.egress.text(reason).text,
-        pending_text=redacted.final_text if redacted is not None else "",
-        candidate=unstructure(redacted) if redacted is not None else {},
+        pending_text=redacted.final_text,
+        candidate=unstructure(redacted),
         verdict=None,
     )
 
