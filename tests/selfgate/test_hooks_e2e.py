@@ -233,3 +233,9 @@ def test_parallel_hook_calls_leave_one_gate_and_a_valid_store(session: Session) 
     outputs = [process.communicate(payload, timeout=120) for process in processes]
     assert all(json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny" for out, _ in outputs)
     assert [line["status"] for line in session.store_lines()] == ["open"]
+
+
+def test_first_prompt_before_the_transcript_exists(session: Session) -> None:
+    session.transcript.unlink()
+    ran = session.prompt("Please plan the migration.", typed=False)
+    assert ran.code == 0 and ran.output is None

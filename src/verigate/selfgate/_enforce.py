@@ -179,6 +179,10 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
     from ._scan import request_close, sync
 
     transcript = _transcript(hook_input)
+    if transcript is not None and not Path(transcript).exists():
+        # a session's first prompt can arrive before the host has created its log: nothing to scan yet (the store
+        # still knows every gate), and the person's prompt must not be refused for it
+        transcript = None
     screen = Screen(settings.store.state_dir)
     state = sync(settings.store, session_id, transcript, screen.openings).state
     gates = state.open_gates(session_id)
