@@ -214,3 +214,12 @@ def test_structured_values_are_redacted_in_the_context_of_their_key() -> None:
     assert redacted["name"] == "build-42"
     assert {(f.rule_id, f.start, f.end) for f in findings} >= {("generic-secret-assignment", 0, len(password)),
                                                               ("authorization-header", 7, 7 + len(password))}
+
+
+def test_one_redactor_serves_many_threads_with_the_same_results() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [token.text + f" mail user{index}@corp.co.jp" for index, token in enumerate(planted_tokens(3, 2))]
+    expected = [redact(text) for text in texts]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(redact, texts * 3)) == expected * 3
