@@ -70,3 +70,15 @@ def test_natural_with_tool_work_but_no_text_is_still_empty() -> None:
     assert [f.code for f in check_candidate(Candidate("do it", "", tool_calls=work), Termination("natural"))] == [
         "empty_turn"
     ]
+
+
+def test_the_phrases_live_in_the_structural_rule_pack_and_its_examples_pass() -> None:
+    from verigate.rules import PhraseKind, load_pack, run_examples
+
+    pack = load_pack("structural")
+    assert all(rule.metadata == {"structural": "model_action_required"} for rule in pack.rules)
+    assert run_examples([pack], kinds={"phrase": PhraseKind()}) == ()
+
+
+def test_an_answer_cannot_opt_itself_out_with_an_allow_marker() -> None:
+    assert asks_user_to_act("Please run `make` and paste the output.  # verigate: allow")
