@@ -433,3 +433,19 @@ def test_line_scope_needs_keywords_and_falls_back_when_lowering_moves_offsets() 
     # 'İ'.lower() is two characters: keyword offsets in the lowered text no longer match the original
     text = "İİ ok-7\nİ ok-88"
     assert [text[m.start:m.end] for m in ruleset.scan(text)] == ["ok-7", "ok-88"]
+
+
+def test_a_kind_reporting_a_span_outside_the_text_fails_closed() -> None:
+    class Wild:
+        fields_schema: Mapping[str, Any] = {"type": "object"}
+
+        def compile(self, rule: Rule) -> Any:
+            return self
+
+        def find(self, view: TextView) -> Iterable[tuple[int, int]]:
+            return [(0, len(view.text) + 5)]
+
+    pack = load_pack_text(_pack(UPPER.replace("kind: upper", "kind: wild").replace("  min: 4\n", "")), "<w>")
+    ruleset = RuleSet.compile([pack], kinds={"wild": Wild()})
+    with pytest.raises(verigate.RuleError, match=r"<w>:4: rule 'shout': kind 'wild' reported the invalid span 0\.\.9"):
+        ruleset.scan("abcd")

@@ -77,7 +77,8 @@ def rule_kinds(manager: PluginManager | None = None) -> dict[str, RuleKind]:
     return merged_registry(manager if manager is not None else create_manager(), "verigate_rule_kinds")
 
 
-_FIELD_VALIDATORS: dict[int, Any] = {}
+#: compiled field schemas per kind object (the kind is kept in the value so that its id stays unique)
+_FIELD_VALIDATORS: dict[int, tuple[Any, RuleKind]] = {}
 
 
 def _check_fields(rule: Rule, kind: RuleKind) -> None:
@@ -187,6 +188,10 @@ class RuleSet:
         for order, item in enumerate(self.compiled):
             rule = item.rule
             for start, end in item.matcher.find(view):
+                if not 0 <= start < end <= len(text):
+                    # a span outside the text could make a redactor keep what it should remove: fail closed
+                    raise rule.error(f"kind {rule.kind!r} reported the invalid span {start}..{end} "
+                                     f"in a text of {len(text)} characters")
                 suppressed = bool(markers) and _suppressed(rule.id, start, end, text, markers)
                 found.append((start, end, order, Match(rule.id, start, end, rule.severity, rule.message,
                                                        rule.metadata, suppressed)))
