@@ -286,7 +286,9 @@ class Gate:
     ) -> FinalizeResult:
         records = _Records(self.store, self.egress, self._redaction_cache)
         attempt = self._attempt(candidate, records)
-        redacted = self._redact(attrs.evolve(candidate, attempt=attempt))
+        if attempt != candidate.attempt:  # hooks, judge and records all see the attempt that counts
+            candidate = attrs.evolve(candidate, attempt=attempt)
+        redacted = self._redact(candidate)
         stored_candidate = unstructure(redacted.candidate)
         records.write("begin_attempt", self.store.begin_attempt, candidate.session_id, attempt, stored_candidate)
         if not termination.reason.hand_off or skip:
