@@ -98,6 +98,7 @@ def generate(path: Path, megabytes: int, seed: int = 7) -> None:
 
 def _child(mode: str, path: Path) -> None:
     startup = 0.0
+    startup_kib = 0
     if mode == "json":
         started = time.perf_counter()
         loads = json.loads
@@ -113,12 +114,14 @@ def _child(mode: str, path: Path) -> None:
         rule_registry()  # loads every installed plug-in (their SDK imports are start-up, not throughput)
         started = time.perf_counter()
         startup = started - began
+        startup_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         report = grade(path, format="claude-code", config=config)
         result = report.runs[0]
         detail = f"{result.run.step_count} steps, {len(result.flags)} flags, verdict {result.verdict}"
     elapsed = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": elapsed, "startup": startup, "peak_mib": peak_kib / 1024, "detail": detail}))
+    print(json.dumps({"seconds": elapsed, "startup": startup, "peak_mib": peak_kib / 1024,
+                      "startup_mib": startup_kib / 1024, "detail": detail}))
 
 
 def _measure(mode: str, path: Path) -> dict[str, float | str]:
@@ -151,7 +154,8 @@ def main() -> None:
     grade_rate = size_mb / float(graded["seconds"])
     print(f"transcript: {size_mb:,.0f} MB ({graded['detail']})")
     print(f"json.loads only : {baseline_rate:7.1f} MB/s   peak RSS {float(baseline['peak_mib']):6.1f} MiB")
-    print(f"verigate grade  : {grade_rate:7.1f} MB/s   peak RSS {float(graded['peak_mib']):6.1f} MiB")
+    print(f"verigate grade  : {grade_rate:7.1f} MB/s   peak RSS {float(graded['peak_mib']):6.1f} MiB "
+          f"({float(graded['startup_mib']):.1f} MiB of it before the first line: Python, verigate, plug-ins)")
     print(f"grade / json.loads throughput: {grade_rate / baseline_rate:.0%}   "
           f"(start-up before streaming, plug-in imports included: {float(graded['startup']):.1f} s)")
     print(f"peak RSS of grading a {small_mb:,.0f} MB file: "

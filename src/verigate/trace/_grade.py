@@ -63,18 +63,22 @@ def run_verdict(delivered: bool | None, flags: Sequence[Flag]) -> RunVerdict:
 
 
 def _short(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > KEPT_TEXT_CHARS:
-        return value[:KEPT_TEXT_CHARS] + f"[… {len(value) - KEPT_TEXT_CHARS} characters cut]"
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is str:
+        if len(value) > KEPT_TEXT_CHARS:
+            return value[:KEPT_TEXT_CHARS] + f"[… {len(value) - KEPT_TEXT_CHARS} characters cut]"
+        return value
+    if kind is dict:
         return {key: _short(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if kind is list:
         return [_short(item) for item in value]
     return value
 
 
 def _kept(step: Step) -> Step:
     """The copy of a step the report keeps: long texts cut so that memory stays flat on huge transcripts."""
-    return attrs.evolve(step, args=_short(dict(step.args)), observation=_short(step.observation))
+    return Step(step.step, step.tool, _short(dict(step.args)), _short(step.observation), step.ok, step.line,
+                step.cwd, step.cascade)
 
 
 class _RunGrader:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import posixpath
 import re
@@ -75,6 +76,7 @@ def _is_windows(path: str, cwd: str | None) -> bool:
     return bool(_WINDOWS_ABSOLUTE.match(path) or "\\" in path or (cwd and _WINDOWS_ABSOLUTE.match(cwd)))
 
 
+@functools.lru_cache(maxsize=4096)  # sessions touch the same paths again and again
 def normalize_path(path: str, cwd: str | None = None) -> str:
     """An absolute, normalised path: relative paths join the line's cwd; Windows paths get forward slashes and
     lower case (drive letters and names are case-insensitive there)."""
@@ -256,6 +258,7 @@ class EditedWithoutRead:
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 #: paths read from one search result (bounds the work on huge outputs)
 LISTED_PATHS_READ = 1000
+LISTED_SCAN_CHARS = 64 * 1024
 
 
 class _GroundingChecker(_Checker):
@@ -290,7 +293,8 @@ class _GroundingChecker(_Checker):
                 self.files.add(path)  # a searched folder grounds only the files the search listed (below)
             if tool in ("Grep", "Glob") and step.observation:
                 # the files a search listed were seen (one path per line; content mode adds ":line:text")
-                for listed in itertools.islice(_LISTED_PATH.finditer(step.observation), LISTED_PATHS_READ):
+                listing = step.observation[:LISTED_SCAN_CHARS]
+                for listed in itertools.islice(_LISTED_PATH.finditer(listing), LISTED_PATHS_READ):
                     self.files.add(normalize_path(listed.group(1).rstrip(), step.cwd))
         return ()
 
