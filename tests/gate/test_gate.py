@@ -577,3 +577,35 @@ def test_the_store_may_be_given_as_a_path(db_path: Path) -> None:
     with Gate.from_config({}, store=db_path, entry_points=False) as gate:
         assert run(gate, candidate()).pending_id is not None
     assert db_path.is_file()
+
+
+WRITER = """
+import sys
+from verigate import Candidate, Gate, Termination
+from verigate.gate import finalize_and_return
+
+with Gate.from_config({}, store=sys.argv[1], entry_points=False) as gate:
+    for index in range(5):
+        result = finalize_and_return(gate, Candidate("r", f"answer {index}", session_id=f"{sys.argv[2]}-{index}"),
+                                     Termination("natural"))
+        assert result.outcome == "pending_review" and result.pending_id and not result.store_error, result
+"""
+
+
+def test_two_processes_finalize_into_one_store(db_path: Path) -> None:
+    import subprocess
+    import sys
+
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db_path), "child"], stderr=subprocess.PIPE,
+                              text=True)
+    with Gate.from_config({}, store=str(db_path), entry_points=False) as gate:
+        for index in range(5):
+            result = run(gate, candidate(f"parent-{index}"))
+            assert result.pending_id and not result.store_error
+    _, err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, err
+    store = open_store(str(db_path))
+    try:
+        assert len(store.list_reviews("pending")) == 10 and store.verify_ledger() == 10
+    finally:
+        store.close()
