@@ -449,3 +449,20 @@ def test_a_kind_reporting_a_span_outside_the_text_fails_closed() -> None:
     ruleset = RuleSet.compile([pack], kinds={"wild": Wild()})
     with pytest.raises(verigate.RuleError, match=r"<w>:4: rule 'shout': kind 'wild' reported the invalid span 0\.\.9"):
         ruleset.scan("abcd")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=60), st.data())
+def test_folded_spans_map_back_monotonically_inside_the_text(text: str, data: st.DataObject) -> None:
+    view = TextView(text)
+    folded = view.folded
+    if not folded:
+        return
+    start = data.draw(st.integers(0, len(folded) - 1))
+    end = data.draw(st.integers(start + 1, len(folded)))
+    original_start, original_end = view.original_span(start, end)
+    assert 0 <= original_start < original_end <= len(text)
+    # the original span folds to text that holds the folded span (clusters never split)
+    assert folded[start:end] in fold(text[original_start:original_end])
+    if text.isascii():
+        assert folded == text.lower()

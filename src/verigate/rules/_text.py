@@ -11,8 +11,8 @@ __all__ = ["TextView", "fold"]
 # curly quotes and primes read as the straight quotes a phrase is written with
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'",
                          "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"'})
-# marks that NFKC composes with the character before them (accents, kana voicing, half-width voicing)
-_JOINING_MARKS = "\u0300-\u036f\u3099\u309a\uff9e\uff9f"
+# combining marks that may follow an ASCII character (accents, overlays, kana voicing, half-width voicing)
+_JOINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a\uff9e\uff9f"
 # an ASCII run folds with str.lower(); its last character stays out when a joining mark follows it
 _ASCII_RUN = re.compile(rf"[\x00-\x7f]+(?![{_JOINING_MARKS}])")
 
@@ -23,7 +23,9 @@ def fold(text: str) -> str:
 
 
 def _joins_previous(char: str) -> bool:
-    return unicodedata.combining(char) != 0 or char in "\uff9e\uff9f"
+    """Whether NFKC may compose ``char`` with what precedes it: marks, half-width voicing, Hangul vowels/finals."""
+    return (unicodedata.category(char).startswith("M") or char in "\uff9e\uff9f"
+            or "\u1160" <= char <= "\u11ff" or "\ud7b0" <= char <= "\ud7ff")
 
 
 class TextView:
