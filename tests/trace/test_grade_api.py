@@ -205,3 +205,12 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert b"grading [" in drawn and b"100.0%" in drawn
     assert b"grading [" not in result.stdout
+
+
+def test_public_faces_are_sorted_and_complete() -> None:
+    import verigate.trace
+    import verigate.transcripts
+
+    for module in (verigate.trace, verigate.transcripts):
+        assert module.__all__ == sorted(module.__all__)
+        assert all(hasattr(module, name) for name in module.__all__)
