@@ -38,6 +38,8 @@ def _packs(tmp_path: Path) -> dict[str, Path]:
         "failing": GOOD.replace("no_match: ['CORP-12']", "no_match: ['CORP-9999']"),
         "bad": GOOD.replace("kind: regex", "kind: regexp"),
         "config": "verified: false\n",
+        "override": "pack: corp-override\nversion: 1\ndisables: [twilio-api-key]\nrules: []\n",
+        "override-typo": "pack: corp-typo\nversion: 1\ndisables: [twilio-api-kee]\nrules: []\n",
     }
     paths = {name: tmp_path / f"{name}.yaml" for name in texts}
     for name, text in texts.items():
@@ -55,12 +57,15 @@ def test_a_failing_example_exits_1_and_names_file_line_rule(tmp_path: Path) -> N
 
 def test_an_invalid_pack_exits_2_and_every_file_is_reported(tmp_path: Path) -> None:
     packs = _packs(tmp_path)
-    done = _run("lint", *(str(packs[name]) for name in ("bad", "config", "good", "failing")))
+    done = _run("lint", *(str(packs[name]) for name in ("bad", "config", "good", "failing", "override",
+                                                         "override-typo")))
     assert done.returncode == 2
     assert f"{packs['bad']}:5 kind: rule 'corp-ticket': unknown kind 'regexp'" in done.stderr
     assert f"{packs['config']}:1: not a rule pack" in done.stderr
     assert f"ok {packs['good']}" in done.stdout
     assert f"ok {packs['failing']}" in done.stdout  # lint validates and compiles; it does not run examples
+    assert f"ok {packs['override']}: pack 'corp-override', 0 rules" in done.stdout  # disables a shipped rule
+    assert f"{packs['override-typo']} disables: disables 'twilio-api-kee', which no shipped" in done.stderr
 
 
 def test_a_plugin_kind_is_loaded_with_plugin(tmp_path: Path) -> None:
