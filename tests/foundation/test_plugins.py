@@ -106,3 +106,11 @@ def test_broken_plugin_on_the_command_line_fails_closed(tmp_path: Path) -> None:
     result = _run_cli("plugins", "--plugin", "broken_plugin", env=env)
     assert result.returncode == 2
     assert "broken on purpose" in result.stderr
+
+
+def test_loading_the_installed_plugins_does_not_import_model_sdks() -> None:
+    # every hook process loads the plug-ins; the SDKs cost seconds and are needed only when a judge is called
+    probe = ("import sys; from verigate._plugins import create_manager; create_manager(); "
+             "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert result.stdout.strip() == "[]"
