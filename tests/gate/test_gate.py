@@ -59,7 +59,7 @@ def test_pass_completes_with_the_answer_and_records(make_gate: Any) -> None:
     store = gate.store
     assert store.get_session("s1").state == "completed"
     assert store.latest_checkpoint("s1")["kind"] == "completed"
-    assert [row.kind for row in store.timeline("s1")] == ["verdict", "evidence", "session"]
+    assert [row.kind for row in store.timeline("s1")] == ["verdict", "evidence"]
     ledger = store.ledger()
     assert [row.kind for row in ledger] == ["verification_policy"] and ledger[0].payload["policy_action"] == "accept"
     assert store.verify_ledger() == 1
@@ -77,7 +77,7 @@ def test_no_judge_fails_closed_into_a_pending_review(db_path: Path) -> None:
         assert review.status == "pending" and review.pending_text == "Fixed it; pytest: 3 passed."
         assert gate.store.get_session("s1").state == "paused"
         assert gate.store.latest_checkpoint("s1")["pending_id"] == result.pending_id
-        assert [row.kind for row in gate.store.timeline("s1")] == ["verdict", "evidence", "pending", "session"]
+        assert [row.kind for row in gate.store.timeline("s1")] == ["verdict", "evidence", "pending"]
 
 
 @pytest.mark.parametrize("reason", sorted(r.value for r in TerminationReason if not r.hand_off))

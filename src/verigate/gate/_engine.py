@@ -498,7 +498,6 @@ class Gate:
         # the request is over: clear its attempts first (reset marks the session running), then complete it
         records.write("reset_request", self.store.reset_request, session_id)
         records.write("set_session_state", self.store.set_session_state, session_id, "completed")
-        records.timeline(session_id, "session", lambda: {"event": "session_completed", "attempt": attempt})
         return self._result(decision, attempt, "completed", findings, hook_records, records,
                             answer=candidate.final_text, status="completed", merged_tool_calls=tool_calls,
                             merged_usage=usage, merged_rounds=rounds)
@@ -547,11 +546,11 @@ class Gate:
             "kind": "pending_review", "attempt": attempt, "status": PENDING_STATUS, "pending_id": pending_id,
             "policy_action": decision.action, "candidate": stored_candidate,
         })
-        records.write("set_session_state", self.store.set_session_state, session_id, "paused")
+        if pending_id is None:  # a stored review pauses the session itself
+            records.write("set_session_state", self.store.set_session_state, session_id, "paused")
         records.timeline(session_id, "pending", lambda: {
             "attempt": attempt, "pending_id": pending_id, "policy_action": decision.action, "reason": reason,
         })
-        records.timeline(session_id, "session", lambda: {"event": "session_paused", "attempt": attempt})
         return self._result(decision, attempt, "paused", findings, hook_records, records, answer="",
                             status=PENDING_STATUS, pending_id=pending_id, pending_text=pending_text)
 
