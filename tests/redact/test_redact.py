@@ -223,3 +223,11 @@ def test_one_redactor_serves_many_threads_with_the_same_results() -> None:
     expected = [redact(text) for text in texts]
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert list(pool.map(redact, texts * 3)) == expected * 3
+
+
+def test_an_extra_pack_can_turn_off_a_default_rule(tmp_path: Path) -> None:
+    override = tmp_path / "override.yaml"
+    override.write_text("pack: override\nversion: 1\ndisables: [at-handle]\nrules: []\n", encoding="utf-8")
+    redactor = RulePackRedactor.from_config(RedactionConfig(extra_packs=(str(override),)))
+    assert redactor.redact("thanks @hanako").text == "thanks @hanako"
+    assert "hanako@corp.co.jp" not in redactor.redact("mail hanako@corp.co.jp").text

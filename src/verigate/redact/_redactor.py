@@ -75,11 +75,11 @@ class RulePackRedactor:
     @classmethod
     def from_packs(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,
                    name: str = "verigate-rules") -> RulePackRedactor:
-        """Packs as objects, shipped names or paths; each pack must declare its ``category``."""
+        """Packs as objects, shipped names or paths; each pack with rules must declare its ``category``."""
         loaded = tuple(pack if isinstance(pack, Pack) else load_pack(pack) for pack in packs)
         categories: dict[str, Category] = {}
         for pack in loaded:
-            if pack.category not in _CATEGORIES:
+            if pack.rules and pack.category not in _CATEGORIES:
                 raise RuleError("a redaction pack needs `category: secret | personal_data | privacy`",
                                 source=pack.source, line=1, field="category")
             for rule in pack.rules:
