@@ -119,9 +119,7 @@ def _steps_table(result: RunResult) -> str:
                     f'<td>{_preview(step.observation, OBSERVATION_PREVIEW)}</td>'
                     f'<td class="num">{step.line if step.line is not None else ""}</td></tr>')
     rows.append("</tbody></table>")
-    if result.run.step_count > len(result.run.steps):
-        rows.append(f'<p class="muted">{result.run.step_count - len(result.run.steps)} further unflagged steps '
-                    "not shown (all were checked).</p>")
+    rows.extend(f'<p class="muted">{escape(note)}</p>' for note in result.run.notes)
     return "".join(rows)
 
 

@@ -240,6 +240,8 @@ class _TranscriptRuns:
         if self.transcript.warnings:
             samples = "; ".join(self.transcript.warning_samples[:3])
             notes.append(f"{self.transcript.warnings} line(s) skipped (malformed or unknown), e.g. {samples}")
+            if self.transcript.warnings >= self.transcript.lines:
+                notes.append("no line was recognised: is this file in another format?")
         for key, pairer in self.pairers.items():
             yield from self._steps(key, pairer.flush())
             orphans = pairer.orphan_results

@@ -70,6 +70,9 @@ def render_text(report: GradeReport) -> str:
             step = f"step {flag.step}" if flag.step is not None else "run"
             lines.append(f"    [{flag.severity}] {flag.rule} at {step} ({flag.tool}) {_where(result, flag)}: "
                          f"{flag.detail}")
+        for note in run.notes:
+            if note not in report.notes:  # the report-wide notes are printed once, below
+                lines.append(f"    note: {note}")
         if result.judge is not None:
             verdict = result.judge
             outcome = f"error {verdict.error}" if verdict.error else ("passed" if verdict.passed else "failed")
