@@ -609,3 +609,12 @@ def test_two_processes_finalize_into_one_store(db_path: Path) -> None:
         assert len(store.list_reviews("pending")) == 10 and store.verify_ledger() == 10
     finally:
         store.close()
+
+
+def test_a_deadline_must_be_a_monotonic_number(make_gate: Any) -> None:
+    from verigate import InputError
+
+    gate, judge = make_gate([PASS])
+    with pytest.raises(InputError) as caught:
+        run(gate, candidate(), deadline="tomorrow")
+    assert caught.value.field == "deadline" and judge.calls == 0

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from .._config import Config, load_config
-from .._errors import CandidateError, ConfigError, JudgeError, PluginError, VerigateError
+from .._errors import CandidateError, ConfigError, InputError, JudgeError, PluginError, VerigateError
 from .._models import (
     Candidate,
     FinalizeResult,
@@ -277,6 +277,8 @@ class Gate:
             if not isinstance(termination, Termination):
                 raise CandidateError(f"expected a Termination, got {type(termination).__name__}",
                                      field="termination")
+            if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, (int, float))):
+                raise InputError("deadline must be a time.monotonic() value (a number) or None", field="deadline")
             return await self._finalize(candidate, termination, deadline, _SKIP.get())
         finally:
             _SKIP.reset(token)

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from .._errors import VerigateError
-from .._models import Candidate, FinalizeResult, Termination, TerminationReason, ToolObservation
+from .._models import Candidate, FinalizeResult, Outcome, Termination, TerminationReason, ToolObservation
 from ._engine import Gate
 
 __all__ = ["AgentStep", "AgentTurn", "LoopResult", "StepResult", "run_gated", "run_gated_async"]
@@ -53,7 +53,7 @@ class LoopResult:
     results: tuple[FinalizeResult, ...]
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         return self.final.outcome
 
     @property
