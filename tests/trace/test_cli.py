@@ -102,7 +102,9 @@ def test_broken_config_and_broken_traces_exit_2_naming_file_and_line(tmp_path: P
                                                                                        "step_budget: many"))
     result = cli("grade", "--traces", str(REPO / "examples/traces/traces.json"), "--config", str(broken))
     assert result.returncode == 2
-    assert f"{broken}:25 step_budget" in result.stderr
+    line = next(number for number, text in enumerate(broken.read_text().splitlines(), 1)
+                if text.startswith("step_budget:"))
+    assert f"{broken}:{line} step_budget" in result.stderr
     bad = tmp_path / "t.json"
     bad.write_text('{"runs": [{"task": "t", "steps": [{"args": {}}]}]}')
     result = cli("grade", "--traces", str(bad), "--config", str(REPO / "rules" / "trace-grader.config.yaml"))

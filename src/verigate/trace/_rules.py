@@ -135,6 +135,8 @@ class _ForbiddenChecker(_Checker):
             if entry.args_pattern is not None:
                 if entry.arg is not None:
                     value = step.args.get(entry.arg)
+                    if isinstance(value, list) and all(isinstance(part, str) for part in value):
+                        value = " ".join(value)  # argv form, e.g. Codex shell ["bash", "-lc", "git push -f"]
                     candidates: Iterable[str] = [value] if isinstance(value, str) else []
                 else:
                     candidates = string_args(step.args)
