@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from grade_helpers import config, run, step, write_traces
 
-from transcripts.builders import ClaudeSession
+from transcripts.builders import ClaudeSession, codex_lines
 from verigate.trace import Flag, grade, normalize_path
 
 
@@ -186,3 +187,20 @@ def test_parallel_results_out_of_order_keep_issue_order(tmp_path: Path) -> None:
     steps = report.runs[0].run.steps
     assert [(item.step, item.tool, item.line) for item in steps] == [(1, "Edit", 2), (2, "Read", 3)]
     assert [flag.rule for flag in report.runs[0].flags] == ["edited_without_read"]  # the Read came after
+
+
+def test_shipped_config_flags_a_codex_force_push_given_as_argv(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-2026-01-01-x.jsonl"
+    path.write_text(codex_lines([
+        ("session_meta", {"id": "x", "cwd": "/w"}),
+        ("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                           "arguments": json.dumps({"command": ["bash", "-lc", "git push -f origin main"]})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c1", "output": "Exit code: 0\nOutput:\n"}),
+        ("response_item", {"type": "function_call", "name": "shell", "call_id": "c2",
+                           "arguments": json.dumps({"command": ["bash", "-lc", "git push origin main"]})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c2", "output": "Exit code: 0\nOutput:\n"}),
+    ]))
+    report = grade(path)  # the shipped default config
+    (result,) = report.runs
+    assert [(flag.rule, flag.step, flag.line) for flag in result.flags] == [("forbidden_tool", 1, 2)]
+    assert result.verdict == "corrupt-success"
