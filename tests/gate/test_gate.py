@@ -618,3 +618,35 @@ def test_a_deadline_must_be_a_monotonic_number(make_gate: Any) -> None:
     with pytest.raises(InputError) as caught:
         run(gate, candidate(), deadline="tomorrow")
     assert caught.value.field == "deadline" and judge.calls == 0
+
+
+def test_a_locked_store_does_not_block_the_event_loop(make_gate: Any, db_path: Path) -> None:
+    gate, _ = make_gate([PASS, Verdict(passed=False)], store={"lock_timeout_s": 0.2})
+    run(gate, candidate("warm-up"))
+    locker = sqlite3.connect(db_path, timeout=0)
+    locker.execute("BEGIN EXCLUSIVE")
+
+    async def scenario() -> tuple[Any, int]:
+        ticks = 0
+        finished = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not finished.is_set():
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        result = await gate.finalize(candidate("b", text="held"), NATURAL)
+        finished.set()
+        await task
+        return result, ticks
+
+    try:
+        result, ticks = asyncio.run(scenario())
+    finally:
+        locker.rollback()
+        locker.close()
+    assert result.outcome == "pending_review" and result.pending_text == "held"
+    assert "skipped (the store failed earlier" in result.store_error  # one lock wait, not one per record
+    assert ticks > 1  # other tasks ran while the store waited for its lock

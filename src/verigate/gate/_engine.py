@@ -18,7 +18,15 @@ from typing import Any
 import attrs
 
 from .._config import Config, load_config
-from .._errors import CandidateError, ConfigError, InputError, JudgeError, PluginError, VerigateError
+from .._errors import (
+    CandidateError,
+    ConfigError,
+    InputError,
+    JudgeError,
+    PluginError,
+    StoreError,
+    VerigateError,
+)
 from .._models import (
     Candidate,
     FinalizeResult,
@@ -93,6 +101,7 @@ class _Records:
     egress: Egress
     cache: dict[str, str]
     errors: list[str] = attrs.field(factory=list)
+    store_failed: bool = False
 
     def failed(self, what: str, exc: BaseException) -> None:
         message = f"{what}: {type(exc).__name__}: {exc}"
@@ -100,8 +109,16 @@ class _Records:
         self.errors.append(message)
 
     def write(self, what: str, function: Callable[..., Any], *args: Any) -> None:
+        """One best-effort write. After a StoreError the remaining ones of this finalize are skipped: a locked
+        store would otherwise cost its lock timeout once per record (the pending review is still attempted)."""
+        if self.store_failed:
+            self.errors.append(f"{what}: skipped (the store failed earlier in this finalize)")
+            return
         try:
             function(*args)
+        except StoreError as exc:
+            self.store_failed = True
+            self.failed(what, exc)
         except Exception as exc:  # records are best effort whatever the store raises
             self.failed(what, exc)
 
@@ -287,14 +304,12 @@ class Gate:
         self, candidate: Candidate, termination: Termination, deadline: float | None, skip: bool
     ) -> FinalizeResult:
         records = _Records(self.store, self.egress, self._redaction_cache)
-        attempt = self._attempt(candidate, records)
-        if attempt != candidate.attempt:  # hooks, judge and records all see the attempt that counts
-            candidate = attrs.evolve(candidate, attempt=attempt)
-        redacted = self._redact(candidate)
-        stored_candidate = unstructure(redacted.candidate)
-        records.write("begin_attempt", self.store.begin_attempt, candidate.session_id, attempt, stored_candidate)
+        # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
+        candidate, redacted, stored_candidate = await asyncio.to_thread(self._begin, candidate, records)
+        attempt = candidate.attempt
         if not termination.reason.hand_off or skip:
-            return self._unverified(candidate, termination, attempt, skip, stored_candidate, records)
+            return await asyncio.to_thread(self._unverified, candidate, termination, attempt, skip,
+                                           stored_candidate, records)
 
         timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate)
@@ -327,16 +342,45 @@ class Gate:
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
                  decision.outcome, f" ({decision.reason})" if decision.reason else "")
         hook_records = pre_verify.records + post_verify.records + stop.records
+        return await asyncio.to_thread(self._conclude, candidate, termination, redacted, decision, findings,
+                                       strengthen, hook_records, judge_verdict is not None, stored_candidate,
+                                       records)
+
+    # ------------------------------------------------------------------------------------------- store side
+
+    def _begin(self, candidate: Candidate, records: _Records) -> tuple[Candidate, _Redacted, Mapping[str, Any]]:
+        """The attempt that counts, the redacted candidate, and the attempt stored."""
+        attempt = self._attempt(candidate, records)
+        if attempt != candidate.attempt:  # hooks, judge and records all see the attempt that counts
+            candidate = attrs.evolve(candidate, attempt=attempt)
+        redacted = self._redact(candidate)
+        stored_candidate = unstructure(redacted.candidate)
+        records.write("begin_attempt", self.store.begin_attempt, candidate.session_id, attempt, stored_candidate)
+        return candidate, redacted, stored_candidate
+
+    def _conclude(
+        self,
+        candidate: Candidate,
+        termination: Termination,
+        redacted: _Redacted,
+        decision: Decision,
+        findings: tuple[Any, ...],
+        strengthen: Strengthen,
+        hook_records: tuple[HookRecord, ...],
+        judge_called: bool,
+        stored_candidate: Mapping[str, Any],
+        records: _Records,
+    ) -> FinalizeResult:
+        """Record the decision, then act on its outcome."""
+        attempt = candidate.attempt
         self._record_decision(candidate, termination, attempt, decision, findings, strengthen, hook_records,
-                              judge_verdict is not None, stored_candidate, records)
+                              judge_called, stored_candidate, records)
         if decision.outcome == "revise":
             return self._revise(candidate, attempt, decision, findings, hook_records, records)
         if decision.outcome == "completed":
             return self._completed(candidate, redacted, attempt, decision, findings, hook_records, records)
         return self._pending(candidate, redacted, attempt, decision, findings, hook_records, stored_candidate,
                              records)
-
-    # ------------------------------------------------------------------------------------------- stages
 
     def _attempt(self, candidate: Candidate, records: _Records) -> int:
         """The attempt number: the store's revise counter while a revise of this session is outstanding (never
