@@ -219,3 +219,15 @@ def test_readers_never_raise_on_arbitrary_lines(tmp_path: Path, data: list[bytes
         assert transcript.warnings >= 0 and all(event.line >= 1 for event in events)
     last_turn(path)
     last_turn(path, host="codex")
+
+
+def test_last_turn_of_a_subagent_transcript(tmp_path: Path) -> None:
+    sub = (ClaudeSession(session="parent").prompt("find the pricing spec", sidechain=True)
+           .tool("s1", "Glob", {"pattern": "docs/*.md"}, "/r/docs/pricing.md", sidechain=True)
+           .say("It is docs/pricing.md.", sidechain=True))
+    path = sub.write(tmp_path / "parent" / "subagents" / "agent-1.jsonl")
+    turn = last_turn(path, subagent=True)
+    assert turn.request == "find the pricing spec" and turn.final_text == "It is docs/pricing.md."
+    assert [(call.name, call.ok) for call in turn.tool_calls] == [("Glob", True)]
+    main_view = last_turn(path)  # read as a main session, a sub-agent file has no turn of its own
+    assert main_view.request == "" and main_view.tool_calls == ()

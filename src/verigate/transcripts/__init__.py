@@ -6,7 +6,7 @@ Public API::
     read_claude_code(path, *, progress=None) -> Transcript   # Claude Code session / sub-agent JSONL
     read_codex(path, *, progress=None) -> Transcript         # Codex rollout JSONL (~/.codex/sessions/…)
     read(path, *, host="claude-code"|"codex") -> Transcript
-    last_turn(path, *, host="claude-code"|"codex", output_chars=20000) -> Turn
+    last_turn(path, *, host="claude-code"|"codex", output_chars=20000, subagent=False) -> Turn
     subagent_files(session_path) -> list[Path]
     CallPairer                                               # pairs ToolUse/ToolResult by id, in issue order
 

@@ -119,8 +119,12 @@ def _observation(call: ToolCall, output_chars: int) -> ToolObservation:
     return ToolObservation(call.use.name, call.use.input, text, call.ok)
 
 
-def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS) -> Turn:
+def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS,
+              subagent: bool = False) -> Turn:
     """Stream ``path`` once and return its latest turn; sidechain (sub-agent) lines are left out.
+
+    ``subagent=True`` reads a Claude Code sub-agent transcript instead (``…/subagents/agent-*.jsonl``, every line
+    a sidechain line): its sidechain lines are the turn, and the request is the prompt the sub-agent was given.
 
     The request is the last user prompt a person typed (slash commands included; tool results, meta lines,
     command output, interrupts, compaction summaries and injected context are not requests). The final text
@@ -135,10 +139,10 @@ def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int
     pairer = CallPairer()
     try:
         for event in transcript:
-            if getattr(event, "sidechain", False):
+            if getattr(event, "sidechain", False) is not subagent:
                 continue
             if isinstance(event, UserPrompt):
-                if event.typed:
+                if event.origin in ("typed", "command"):
                     request, request_line = event.text, event.line
                     final_parts, final_message, calls = [], "", []
                     pairer = CallPairer()
