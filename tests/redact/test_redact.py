@@ -235,3 +235,8 @@ def test_an_extra_pack_can_turn_off_a_default_rule(tmp_path: Path) -> None:
     redactor = RulePackRedactor.from_config(RedactionConfig(extra_packs=(str(override),)))
     assert redactor.redact("thanks @hanako").text == "thanks @hanako"
     assert "hanako@corp.co.jp" not in redactor.redact("mail hanako@corp.co.jp").text
+
+
+def test_a_weak_password_is_still_a_password() -> None:
+    weak = "pass" + "word" + "123"
+    assert weak not in redact(f'db_password = "{weak}"').text

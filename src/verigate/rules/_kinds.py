@@ -22,8 +22,8 @@ _PRESETS = {
     # ${VAR}, $VAR, {{ x }}, <x>, %(x)s, {x}: configuration templates, not values
     "templated": re.compile(r"\$\{[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|\{\{.*?\}\}|^<[^<>]+>$|%\([^)]+\)[sd]"
                             r"|^\{[A-Za-z_][A-Za-z0-9_.]*\}$"),
-    # values documentation uses in place of a real one
-    "placeholder": re.compile(r"(?i)^(?:x{4,}|\*{3,}|\.{3,}|-+|_+|0{6,}|changeme|change_me|password\d*|secret|"
+    # values documentation uses in place of a real one ("password1" is not among them: weak is still real)
+    "placeholder": re.compile(r"(?i)^(?:x{4,}|\*{3,}|\.{3,}|-+|_+|0{6,}|changeme|change_me|"
                               r"dummy\w*|example\w*|placeholder\w*|redacted|none|null|nil|true|false|"
                               r"your[_-]\w+|my[_-]\w+|insert[_-]\w+|replace[_-]?me\w*|test(?:ing)?|"
                               r"fake\w*|sample\w*|<[^>]*>)$"),
