@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -69,7 +68,7 @@ _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"</?tool_use_error>")
 #: a line of search output that starts with a path: /abs, ./rel, ../rel or C:\\ / C:/ (Windows)
-_LISTED_PATH = re.compile(r"^[ \t]*((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)", re.MULTILINE)
+_LISTED_PATH = re.compile(r"((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)")
 
 
 def _is_windows(path: str, cwd: str | None) -> bool:
@@ -261,6 +260,7 @@ _PATH_KEYS = ("file_path", "path", "notebook_path")
 #: paths read from one search result (bounds the work on huge outputs)
 LISTED_PATHS_READ = 1000
 LISTED_SCAN_CHARS = 64 * 1024
+_PATH_STARTS = frozenset("/.")
 
 
 class _GroundingChecker(_Checker):
@@ -295,9 +295,17 @@ class _GroundingChecker(_Checker):
                 self.files.add(path)  # a searched folder grounds only the files the search listed (below)
             if tool in ("Grep", "Glob") and step.observation:
                 # the files a search listed were seen (one path per line; content mode adds ":line:text")
-                listing = step.observation[:LISTED_SCAN_CHARS]
-                for listed in itertools.islice(_LISTED_PATH.finditer(listing), LISTED_PATHS_READ):
-                    self.files.add(normalize_path(listed.group(1).rstrip(), step.cwd))
+                read = 0
+                for line in step.observation[:LISTED_SCAN_CHARS].splitlines():
+                    line = line.lstrip(" \t")
+                    # a cheap first-character test before the regex: most output lines are not paths
+                    if line[:1] in _PATH_STARTS or line[1:2] == ":":
+                        listed = _LISTED_PATH.match(line)
+                        if listed is not None:
+                            self.files.add(normalize_path(listed.group(1).rstrip(), step.cwd))
+                            read += 1
+                            if read == LISTED_PATHS_READ:
+                                break
         return ()
 
 
