@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
@@ -183,13 +184,9 @@ def test_scan_is_sorted_and_repeatable(text: str) -> None:
     assert all(0 <= m.start < m.end <= len(text) for m in first)
 
 
-_RULESET: list[RuleSet] = []
-
-
+@functools.cache
 def _shipped_ruleset() -> RuleSet:
-    if not _RULESET:
-        _RULESET.append(RuleSet.compile(["secrets", "pii", "privacy"]))
-    return _RULESET[0]
+    return RuleSet.compile(["secrets", "pii", "privacy"])
 
 
 def test_match_reports_severity_message_metadata_and_suppression() -> None:
