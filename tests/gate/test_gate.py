@@ -650,3 +650,24 @@ def test_a_locked_store_does_not_block_the_event_loop(make_gate: Any, db_path: P
     assert result.outcome == "pending_review" and result.pending_text == "held"
     assert "skipped (the store failed earlier" in result.store_error  # one lock wait, not one per record
     assert ticks > 1  # other tasks ran while the store waited for its lock
+
+
+def test_hooks_get_read_only_data_that_still_serialises(make_gate: Any) -> None:
+    import json
+
+    from verigate import Strengthen
+
+    seen: list[str] = []
+
+    def inspect_candidate(c: Candidate) -> Any:
+        seen.append(json.dumps({"usage": c.usage, "input": c.tool_calls[0].input}))
+        with pytest.raises(TypeError):
+            c.tool_calls[0].input["nested"]["k"] = "changed"
+        return Strengthen()
+
+    gate, judge = make_gate([PASS], plugins=[PreVerify("inspector", inspect_candidate)])
+    cand = candidate(tool_calls=(ToolObservation("Bash", {"nested": {"k": [1, 2]}}, "ok", True),),
+                     usage={"input_tokens": 3})
+    assert run(gate, cand).outcome == "completed"
+    assert json.loads(seen[0]) == {"usage": {"input_tokens": 3}, "input": {"nested": {"k": [1, 2]}}}
+    assert dict(judge.requests[0].candidate.tool_calls[0].input) == {"nested": {"k": [1, 2]}}

@@ -7,7 +7,6 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, Literal
 
 import attrs
@@ -43,9 +42,20 @@ class StageResult:
     error: bool = False
 
 
+class FrozenDict(dict[str, Any]):
+    """A dict that refuses every change: handlers get plain-looking data (``json.dumps`` works) they cannot
+    alter for the handlers after them."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("hook data is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+
 def _frozen(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+        return FrozenDict({key: _frozen(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(item) for item in value)
     if isinstance(value, (set, frozenset)):
