@@ -154,6 +154,8 @@ def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence
     axis, results = judge_axis(results, config, plugins=plugins, client=judge_client)
     tasks = task_results(results)
     notes = []
+    if not results:
+        notes.append("no runs were found in the input: nothing was graded")
     if not config.verified:
         notes.append(UNVERIFIED_NOTE)
     if any(result.run.partial for result in results):
