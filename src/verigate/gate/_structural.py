@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from .._models import Candidate, StructuralFinding, Termination, TerminationReason, ToolObservation
 
@@ -30,9 +30,9 @@ STRUCTURAL_PACK = "structural"
 def _hand_backs() -> RuleSet:
     """The compiled pack (once per process). Its phrase rules need only the built-in ``phrase`` kind, so no
     plug-in manager is built here. A broken pack raises RuleError: the structural check then fails closed."""
-    from ..rules import PhraseKind, RuleKind, RuleSet
+    from ..rules import PhraseKind, RuleSet
 
-    return RuleSet.compile([STRUCTURAL_PACK], kinds={"phrase": cast(RuleKind, PhraseKind())})
+    return RuleSet.compile([STRUCTURAL_PACK], kinds={"phrase": PhraseKind()})
 
 
 def asks_user_to_act(text: str) -> bool:

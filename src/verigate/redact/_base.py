@@ -48,6 +48,7 @@ class RedactionResult:
 class Redactor(Protocol):
     """Removes information from text; it never adds back what another redactor removed."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def redact(self, text: str) -> RedactionResult: ...

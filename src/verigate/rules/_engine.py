@@ -45,8 +45,9 @@ class Matcher(Protocol):
 class RuleKind(Protocol):
     """A rule kind registered through ``verigate_rule_kinds``: validates its fields and compiles a rule."""
 
-    #: JSON Schema of the rule's kind-specific fields (the rule minus its common fields)
-    fields_schema: Mapping[str, Any]
+    @property
+    def fields_schema(self) -> Mapping[str, Any]:
+        """JSON Schema of the rule's kind-specific fields (the rule minus its common fields)."""
 
     def compile(self, rule: Rule) -> Matcher: ...
 

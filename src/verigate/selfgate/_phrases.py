@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -142,7 +142,7 @@ def _builtin_kinds() -> dict[str, RuleKind]:
 
     # the built-in kinds are RuleKinds at run time; mypy reads their frozen attrs field as not matching the
     # protocol's settable attribute, hence the casts
-    return {"phrase": cast("RuleKind", PhraseKind()), "regex": cast("RuleKind", RegexKind())}
+    return {"phrase": PhraseKind(), "regex": RegexKind()}
 
 
 @functools.cache

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import attrs
 
@@ -18,7 +18,7 @@ ClaimKind = Literal["commit", "push", "file_created", "file_changed"]
 CLAIM_KINDS: tuple[ClaimKind, ...] = ("commit", "push", "file_created", "file_changed")
 #: the two built-in kinds are all the pack uses; naming them avoids building a plug-in manager per pack
 # (cast: the frozen kinds' read-only ``fields_schema`` does not satisfy the protocol's settable attribute for mypy)
-_KINDS = cast("dict[str, RuleKind]", {"phrase": PhraseKind(), "regex": RegexKind()})
+_KINDS: dict[str, RuleKind] = {"phrase": PhraseKind(), "regex": RegexKind()}
 #: a sentence ends at . ! ? followed by white space or the end, or at a line break ("app.py" is no end)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _WORD = re.compile(r"[\w'’]+")
