@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from ._errors import (
     CandidateError,
     ConfigError,
@@ -19,34 +22,62 @@ from ._errors import (
     StoreError,
     VerigateError,
 )
-from ._models import (
-    Candidate,
-    FinalizeResult,
-    HookRecord,
-    PostDecision,
-    Reflection,
-    StopDirective,
-    Strengthen,
-    StructuralFinding,
-    Termination,
-    TerminationReason,
-    ToolObservation,
-    Verdict,
-)
-from ._plugins import priority
-from .hookspecs import hookimpl
 
-#: the gate pulls in asyncio, cattrs and the configuration; it is imported on first use so that the CLI (which
-#: imports this package on every hook invocation) starts fast
+if _TYPE_CHECKING:
+    from ._models import (
+        Candidate,
+        FinalizeResult,
+        HookRecord,
+        PostDecision,
+        Reflection,
+        StopDirective,
+        Strengthen,
+        StructuralFinding,
+        Termination,
+        TerminationReason,
+        ToolObservation,
+        Verdict,
+    )
+    from ._plugins import priority
+    from .gate import (
+        AgentTurn,
+        Gate,
+        LoopResult,
+        StepResult,
+        finalize_and_return,
+        finalize_and_return_async,
+        parse_candidate,
+        parse_termination,
+        run_gated,
+        run_gated_async,
+    )
+    from .hookspecs import hookimpl
+
+#: everything but the exceptions loads on first use: the CLI imports this package on every hook invocation
+#: (a PreToolUse hook runs before each tool call), and attrs, pluggy, asyncio and cattrs cost tens of ms there
 _LAZY = {
     "AgentTurn": "verigate.gate",
+    "Candidate": "verigate._models",
+    "FinalizeResult": "verigate._models",
     "Gate": "verigate.gate",
+    "HookRecord": "verigate._models",
     "LoopResult": "verigate.gate",
+    "PostDecision": "verigate._models",
+    "Reflection": "verigate._models",
     "StepResult": "verigate.gate",
+    "StopDirective": "verigate._models",
+    "Strengthen": "verigate._models",
+    "StructuralFinding": "verigate._models",
+    "Termination": "verigate._models",
+    "TerminationReason": "verigate._models",
+    "ToolObservation": "verigate._models",
+    "Verdict": "verigate._models",
     "finalize_and_return": "verigate.gate",
     "finalize_and_return_async": "verigate.gate",
+    "hookimpl": "verigate.hookspecs",
     "parse_candidate": "verigate.gate",
     "parse_termination": "verigate.gate",
+    "priority": "verigate._plugins",
     "run_gated": "verigate.gate",
     "run_gated_async": "verigate.gate",
 }
@@ -56,9 +87,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'verigate' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
