@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Termination,
         Verdict,
     )
+    from ._plugins import PluginManager
     from .redact._base import Redactor
 
 PROJECT = "verigate"
@@ -75,10 +76,12 @@ def verigate_trace_rules() -> Mapping[str, Any]:
 
 
 @hookspec
-def verigate_redactors(config: RedactionConfig) -> Sequence[Redactor] | None:
+def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Sequence[Redactor] | None:
     """Redactors applied to everything that leaves the process (see :mod:`verigate.redact`).
 
-    ``config`` is the ``redaction:`` section (which packs are active). All results are concatenated and
+    ``config`` is the ``redaction:`` section (which packs are active); ``manager`` is the calling plug-in manager,
+    so a redactor built on the rule engine takes its rule kinds from it instead of loading every plug-in again
+    (an implementation may leave it out: pluggy passes only the arguments it names). All results are concatenated and
     applied in order, plug-ins sorted by name; each redactor only ever removes information — none can put back
     what another removed. A redactor that raises stops the egress (fail closed: nothing is sent or stored).
     """

@@ -165,7 +165,7 @@ def test_random_bytes_never_crash(data: bytes) -> None:
 
 def test_the_hook_returns_a_redactor_for_the_configured_packs() -> None:
     manager = create_manager()
-    egress = Egress.of(manager.hook.verigate_redactors(config=RedactionConfig()))
+    egress = Egress.of(manager.hook.verigate_redactors(config=RedactionConfig(), manager=manager))
     assert egress.redactors
     assert all(isinstance(redactor, Redactor) for redactor in egress.redactors)
     token = planted("stripe-secret-key", random.Random(9))

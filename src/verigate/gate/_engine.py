@@ -674,7 +674,7 @@ def _build_judge(manager: PluginManager, config: Config) -> JudgeEngine | None:
 
 def _build_egress(manager: PluginManager, config: Config) -> Egress:
     try:
-        return Egress.of(manager.hook.verigate_redactors(config=config.redaction))
+        return Egress.of(manager.hook.verigate_redactors(config=config.redaction, manager=manager))
     except VerigateError:
         raise
     except Exception as exc:  # a redactor plug-in failed to build: nothing may leave unredacted

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import attrs
 
 from .._errors import RuleError
-from ..rules import Match, Pack, RuleSet, load_pack
+from ..rules import Match, Pack, RuleKind, RuleSet, load_pack
 from ._base import Category, Finding, RedactionResult
 
 if TYPE_CHECKING:
@@ -74,8 +74,11 @@ class RulePackRedactor:
 
     @classmethod
     def from_packs(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,
-                   name: str = "verigate-rules") -> RulePackRedactor:
-        """Packs as objects, shipped names or paths; each pack with rules must declare its ``category``."""
+                   kinds: Mapping[str, RuleKind] | None = None, name: str = "verigate-rules") -> RulePackRedactor:
+        """Packs as objects, shipped names or paths; each pack with rules must declare its ``category``.
+
+        Rule kinds are ``kinds``, else those of ``manager``, else those of a new manager (see
+        :meth:`RuleSet.compile`)."""
         loaded = tuple(pack if isinstance(pack, Pack) else load_pack(pack) for pack in packs)
         categories: dict[str, Category] = {}
         for pack in loaded:
@@ -84,13 +87,15 @@ class RulePackRedactor:
                                 source=pack.source, line=1, field="category")
             for rule in pack.rules:
                 categories[rule.id] = cast(Category, pack.category)
-        return cls(RuleSet.compile(loaded, manager=manager), categories, name)
+        return cls(RuleSet.compile(loaded, manager=manager, kinds=kinds), categories, name)
 
     @classmethod
-    def from_config(cls, config: RedactionConfig, *, manager: PluginManager | None = None) -> RulePackRedactor:
+    def from_config(cls, config: RedactionConfig, *, manager: PluginManager | None = None,
+                    kinds: Mapping[str, RuleKind] | None = None) -> RulePackRedactor:
         """The ``redaction:`` section: shipped ``packs`` (unless ``replace_defaults``) plus ``extra_packs`` paths."""
         shipped = () if config.replace_defaults else tuple(config.packs)
-        return cls.from_packs([*shipped, *(Path(path) for path in config.extra_packs)], manager=manager)
+        return cls.from_packs([*shipped, *(Path(path) for path in config.extra_packs)], manager=manager,
+                              kinds=kinds)
 
     def redact(self, text: str | bytes) -> RedactionResult:
         scanned = as_text(text)

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from ._engine import ALLOW_MARKER, ExampleFailure, Match, Matcher, RuleKind, RuleSet, rule_kinds, run_examples
+from ._engine import (
+    ALLOW_MARKER,
+    ExampleFailure,
+    Match,
+    Matcher,
+    Prefiltered,
+    RuleKind,
+    RuleSet,
+    rule_kinds,
+    run_examples,
+)
 from ._kinds import PhraseKind, RegexKind
 from ._pack import Example, Pack, Rule, is_pack, load_pack, load_pack_text, shipped_packs
 from ._text import TextView, fold
@@ -15,6 +25,7 @@ __all__ = [
     "Matcher",
     "Pack",
     "PhraseKind",
+    "Prefiltered",
     "RegexKind",
     "Rule",
     "RuleKind",

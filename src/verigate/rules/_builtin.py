@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from ..hookspecs import hookimpl
 
 
-@hookimpl
-def verigate_rule_kinds() -> Mapping[str, Any]:
-    """The built-in kinds: ``regex`` and ``phrase``."""
+@functools.cache
+def _kinds() -> Mapping[str, Any]:
     from ._kinds import PhraseKind, RegexKind
 
     return {"regex": RegexKind(), "phrase": PhraseKind()}
+
+
+@hookimpl
+def verigate_rule_kinds() -> Mapping[str, Any]:
+    """The built-in kinds: ``regex`` and ``phrase`` (the same immutable objects on every call, so what is
+    compiled with them can be shared between managers)."""
+    return dict(_kinds())

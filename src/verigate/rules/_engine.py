@@ -23,6 +23,7 @@ __all__ = [
     "ExampleFailure",
     "Match",
     "Matcher",
+    "Prefiltered",
     "RuleKind",
     "RuleSet",
     "rule_kinds",
@@ -39,6 +40,17 @@ class Matcher(Protocol):
     """A compiled rule: yields ``(start, end)`` spans of ``view.text``."""
 
     def find(self, view: TextView) -> Iterable[tuple[int, int]]: ...
+
+
+@runtime_checkable
+class Prefiltered(Protocol):
+    """A matcher that declares its keyword prefilter, so a scan skips it without a call when none is present.
+
+    ``prefilter``: lower-cased literals; ``find`` yields nothing on a text whose ``str.lower()`` form contains
+    none of them (``()``: no prefilter, always called). Optional: other matchers are always called."""
+
+    @property
+    def prefilter(self) -> tuple[str, ...]: ...
 
 
 @runtime_checkable
@@ -139,11 +151,48 @@ def _suppressed(rule_id: str, start: int, end: int, text: str,
 
 
 @attrs.frozen
+class _Prefilter:
+    """Which rules a text needs: one substring test per distinct keyword of the whole set, instead of every
+    rule testing its own keywords (on short texts that per-rule overhead was most of the scan)."""
+
+    always: frozenset[int]
+    keywords: tuple[str, ...]
+    rules_by_keyword: Mapping[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, compiled: tuple[_Compiled, ...]) -> _Prefilter:
+        always: set[int] = set()
+        by_keyword: dict[str, list[int]] = {}
+        for order, item in enumerate(compiled):
+            keywords = item.matcher.prefilter if isinstance(item.matcher, Prefiltered) else ()
+            if not keywords:
+                always.add(order)
+            for keyword in dict.fromkeys(keywords):
+                by_keyword.setdefault(keyword, []).append(order)
+        return cls(frozenset(always), tuple(by_keyword),
+                   {keyword: tuple(orders) for keyword, orders in by_keyword.items()})
+
+    def needed(self, view: TextView) -> list[int]:
+        """The rules (by order) whose keywords occur in the text, plus those without a prefilter, in order."""
+        lowered = view.lowered
+        chosen = set(self.always)
+        for keyword in self.keywords:
+            if keyword in lowered:
+                chosen.update(self.rules_by_keyword[keyword])
+        return sorted(chosen)
+
+
+@attrs.frozen
 class RuleSet:
     """Compiled rules in pack order; ``scan`` is safe to call from several threads."""
 
     compiled: tuple[_Compiled, ...] = attrs.field(repr=False)
     packs: tuple[Pack, ...] = ()
+    _prefilter: _Prefilter = attrs.field(init=False, repr=False, eq=False)
+
+    @_prefilter.default
+    def _build_prefilter(self) -> _Prefilter:
+        return _Prefilter.of(self.compiled)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -186,7 +235,8 @@ class RuleSet:
         view = TextView(text)
         markers = _markers(text) if "verigate" in view.lowered else []
         found: list[tuple[int, int, int, Match]] = []
-        for order, item in enumerate(self.compiled):
+        for order in self._prefilter.needed(view):
+            item = self.compiled[order]
             rule = item.rule
             for start, end in item.matcher.find(view):
                 if not 0 <= start < end <= len(text):

@@ -66,6 +66,11 @@ class RegexMatcher:
     allows: tuple[_Allow, ...]
     line_scoped: bool = False
 
+    @property
+    def prefilter(self) -> tuple[str, ...]:
+        """The keywords (lower-cased): without one in the lower-cased text, :meth:`find` yields nothing."""
+        return self.keywords
+
     def _ranges(self, view: TextView) -> list[tuple[int, int]]:
         """Where to run the pattern: the whole text, or (line scope) the merged lines holding a keyword."""
         text, lowered = view.text, view.lowered

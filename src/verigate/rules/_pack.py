@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,12 @@ def load_pack(path_or_name: str | Path) -> Pack:
         except (OSError, UnicodeDecodeError) as exc:
             raise RuleError(f"cannot read rule pack: {exc}", source=str(path)) from exc
         return load_pack_text(text, str(path))
-    name = str(path_or_name)
+    return _shipped_pack(str(path_or_name))
+
+
+@functools.cache
+def _shipped_pack(name: str) -> Pack:
+    """Shipped packs cannot change while the process runs: each is parsed and validated once."""
     try:
         text = _data.read_text("rules", f"{name}.yaml")
     except SchemaError as exc:

@@ -85,7 +85,7 @@ def _engine(config: TraceConfig, plugins: Iterable[object | str], client: Any) -
                               "HTTP clients come as plug-in distributions", source=config.source, field="judge.client")
         client = client_factory(config=judge_config)
     engine: JudgeEngine = factory(config=judge_config, client=client)
-    egress = Egress.of(manager.hook.verigate_redactors(config=RedactionConfig()))
+    egress = Egress.of(manager.hook.verigate_redactors(config=RedactionConfig(), manager=manager))
     return engine, egress
 
 
