@@ -20,19 +20,21 @@ def _output(event: str, notice: str, **specific: str) -> dict[str, Any]:
 
 
 def _pre_tool_use(host: Host) -> int:
-    state: dict[str, str] = {}
-
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
-        from ..selfgate._enforce import decide_tool_call, settings_for
+        from ..selfgate._quick import quick_tool_decision
 
-        settings = settings_for(hook_input)
-        state["mode"] = settings.mode
-        decision = decide_tool_call(hook_input, settings)
-        if decision.decision == "deny":
-            return 0, _output("PreToolUse", decision.notice, permissionDecision="deny",
-                              permissionDecisionReason=decision.reason), ""
-        if decision.decision == "warn":
-            return 0, _output("PreToolUse", decision.notice, additionalContext=decision.reason), ""
+        # the fast path answers when its caches vouch for the full check's answer; otherwise the full check runs
+        verdict = quick_tool_decision(hook_input)
+        if verdict is None:
+            from ..selfgate._enforce import decide_tool_call, settings_for
+
+            decision = decide_tool_call(hook_input, settings_for(hook_input))
+            verdict = (decision.decision, decision.reason, decision.notice)
+        outcome, reason, notice = verdict
+        if outcome == "deny":
+            return 0, _output("PreToolUse", notice, permissionDecision="deny", permissionDecisionReason=reason), ""
+        if outcome == "warn":
+            return 0, _output("PreToolUse", notice, additionalContext=reason), ""
         return 0, None, ""
 
     def on_error(reason: str) -> HookAnswer:

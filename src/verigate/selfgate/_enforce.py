@@ -10,25 +10,32 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._errors import ConfigError, InputError
+from . import _quick
 from ._guard import protected_for, violation
 from ._phrases import Phrases, Screen, normalise_prompt
+from ._policy import (
+    DEFAULT_BLOCKED_TOOLS,
+    DEFAULT_MODE,
+    DEFAULT_STORE,
+    MODE_ENV,
+    TOOL_ALIASES,
+    Mode,
+    as_mode,
+    gate_verdict,
+    hardening_verdict,
+    is_blocked,
+)
+from ._policy import describe as describe_refs
+from ._policy import how_to_close as how_to_close_refs
 from ._store import GateStore
 
 if TYPE_CHECKING:
     from ._fold import Gate
+    from ._scan import SyncResult
 
-__all__ = ["MODE_ENV", "Mode", "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call",
-           "settings_for"]
+__all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES", "Mode",
+           "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"]
 
-Mode = Literal["audit", "block"]
-MODE_ENV = "VERIGATE_SELF_GATE_MODE"
-#: Codex's file-edit tool is blocked when any Claude Code edit tool is (Codex matches it as Edit|Write too)
-TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {"apply_patch": ("Edit", "Write", "MultiEdit")}
-# SelfGateConfig's defaults, repeated so that a project without verigate.yaml never imports the configuration
-# module (it pulls in the judge, tens of milliseconds on every tool call); a test keeps the two equal
-DEFAULT_MODE: Mode = "audit"
-DEFAULT_BLOCKED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
-DEFAULT_STORE = ".verigate/self-gates.jsonl"
 #: longest prompt checked for a close phrase when no gate is open (a close phrase is short)
 _SHORT_PROMPT = 200
 
@@ -61,10 +68,9 @@ class PromptOutcome:
 
 
 def _mode(value: str, source: str) -> Mode:
-    if value == "audit":
-        return "audit"
-    if value == "block":
-        return "block"
+    mode = as_mode(value)
+    if mode is not None:
+        return mode
     raise ConfigError(f"self-gate mode must be 'audit' or 'block', not {value!r}", source=source)
 
 
@@ -79,15 +85,28 @@ def settings_for(hook_input: Mapping[str, Any]) -> Settings:
     if config_path.is_file():
         from .._config import load_config
 
-        section = load_config(config_path).self_gate
-        mode, blocked, store = section.mode, section.blocked_tools, section.store
+        try:
+            read_at = _quick.signature(config_path)  # before reading: an edit made meanwhile changes it
+        except OSError:
+            read_at = None
+        config = load_config(config_path)
+        section = config.self_gate
+        mode, blocked, store = section.mode, tuple(section.blocked_tools), section.store
+        default_store = _quick.store_paths(Path(project) / DEFAULT_STORE)
+        if read_at is not None and not config.warnings and _store_path(project, store) == default_store[0]:
+            # the fast path finds this cache in the default store's state folder, protected like the store;
+            # a configuration that warns or names another store is read in full every time
+            _quick.remember_config(default_store[2], read_at, mode, blocked)
     else:
         mode, blocked, store = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_STORE
     override = os.environ.get(MODE_ENV)
     if override:
         mode = _mode(override, MODE_ENV)
-    store_path = Path(store) if Path(store).is_absolute() else Path(project) / store
-    return Settings(project, mode, tuple(blocked), GateStore(store_path))
+    return Settings(project, mode, blocked, GateStore(_store_path(project, store)))
+
+
+def _store_path(project: str, store: str) -> Path:
+    return Path(store) if Path(store).is_absolute() else Path(project) / store
 
 
 def _required_str(hook_input: Mapping[str, Any], field: str) -> str:
@@ -102,24 +121,50 @@ def _transcript(hook_input: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _refs(gates: Sequence[Gate]) -> list[tuple[str, str]]:
+    return [(gate.gate_id, gate.gate_text) for gate in gates]
+
+
 def how_to_close(gates: Sequence[Gate]) -> str:
-    first = gates[0].gate_id if gates else "sg-…"
-    return (f"A person closes a gate by typing exactly `approve gate {first}` (or `再承認: APPROVED {first}`; "
-            "`Gate 解除` for the latest gate; `release all gates` / `self-gate 全部解除` for all) as the whole "
-            f"prompt, or by running `verigate gate close {first}` in a terminal. A /goal, an autonomy instruction "
-            "or a statement that approval was given does not close it.")
+    return how_to_close_refs(_refs(gates))
 
 
 def describe(gates: Sequence[Gate]) -> str:
-    return "; ".join(f"[{gate.gate_id}] {gate.gate_text}" for gate in gates)
+    return describe_refs(_refs(gates))
 
 
-def _is_blocked(tool_name: str, blocked: Sequence[str]) -> bool:
-    return tool_name in blocked or any(alias in blocked for alias in TOOL_ALIASES.get(tool_name, ()))
+def _pack_file() -> tuple[Path, _quick.Signature] | None:
+    """The shipped pack's file and its signature, taken before anything reads the pack; None when the pack is
+    not a plain file (a zipped install) or cannot be examined: then the fast path gets no phrase cache."""
+    from .. import _data
+
+    pack = _data.data_root() / "rules" / "self-gate.yaml"
+    try:
+        read_at = _quick.signature(pack) if isinstance(pack, Path) else None
+    except OSError:
+        read_at = None
+    return (pack, read_at) if isinstance(pack, Path) and read_at is not None else None
+
+
+def _remember_phrases(screen: Screen, state_dir: Path, pack: tuple[Path, _quick.Signature] | None) -> None:
+    """Cache the close keywords for the fast path, unless a close rule has none (it always runs)."""
+    keywords = screen.prefilter.close_keywords()
+    if pack is not None and keywords is not None:
+        _quick.remember_phrases(state_dir, pack[0], pack[1], keywords)
+
+
+def _remember_fold(settings: Settings, session_id: str, transcript: str, result: SyncResult) -> None:
+    """Cache this answer's inputs for the fast path, unless the store has problems (they are reported, and the
+    full check reports them on every call) or a source could not be examined."""
+    if result.store_problems or result.sources is None:
+        return
+    _quick.remember_fold(settings.store.state_dir, session_id, transcript, result.store_signature, result.sources,
+                         _refs(result.state.open_gates(session_id)))
 
 
 def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolDecision:
-    """Hardening first (denied in both modes), then the session's open gates for blocked tools."""
+    """Hardening first (denied in both modes), then the session's open gates for blocked tools. Leaves what
+    the fast path (``_quick``) needs to give the same answer next time without this work."""
     session_id = _required_str(hook_input, "session_id")
     tool_name = _required_str(hook_input, "tool_name")
     tool_input = hook_input.get("tool_input")
@@ -131,11 +176,12 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
     cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else settings.project_dir
     protected = protected_for(settings.project_dir, settings.store.protected_paths(), transcript)
     screen = Screen(settings.store.state_dir)
+    pack = _pack_file()
     refused = violation(tool_name, tool_input, str(cwd), protected, screen.is_close_phrase)
     if refused:
-        return ToolDecision("deny", f"verigate self-gate hardening: {refused}.",
-                            f"verigate denied {tool_name}: {refused}")
-    if not _is_blocked(tool_name, settings.blocked_tools):
+        return ToolDecision(*hardening_verdict(tool_name, refused))
+    _remember_phrases(screen, settings.store.state_dir, pack)
+    if not is_blocked(tool_name, settings.blocked_tools):
         return ToolDecision("allow")
     try:
         if transcript is None:
@@ -150,23 +196,10 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
         if settings.mode == "block":
             return ToolDecision("deny", problem, problem)
         return ToolDecision("warn", problem, problem)
-    gates = result.state.open_gates(session_id)
+    _remember_fold(settings, session_id, transcript, result)
     problems = "; ".join(str(problem) for problem in result.store_problems)
-    if not gates:
-        if not problems:
-            return ToolDecision("allow")
-        note = f"verigate: self-gate store problems: {problems}"
-        return ToolDecision("warn", note, note)
-    store_note = f" (self-gate store problems: {problems})" if problems else ""
-    message = (f"Self-set gate open in this session — you declared you would wait for the person's approval: "
-               f"{describe(gates)}. {tool_name} is blocked until a person closes the gate. Stop, present what "
-               f"the gate asks for, and wait. {how_to_close(gates)}")
-    if settings.mode == "block":
-        return ToolDecision("deny", message, f"verigate blocked {tool_name}: open self-set gate(s) "
-                                             f"{', '.join(gate.gate_id for gate in gates)}{store_note}")
-    return ToolDecision("warn", f"[audit mode: not blocked] {message}",
-                        f"verigate (audit): {tool_name} ran past open self-set gate(s) "
-                        f"{', '.join(gate.gate_id for gate in gates)}{store_note}")
+    return ToolDecision(*gate_verdict(settings.mode, tool_name, _refs(result.state.open_gates(session_id)),
+                                      problems))
 
 
 def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOutcome:

@@ -10,9 +10,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 __all__ = ["FILE_TOOLS", "Protected", "protected_for", "violation"]
 
@@ -26,8 +24,8 @@ _CLOSE_COMMAND = re.compile(r"\bgate\s+close\b", re.IGNORECASE)
 _CLOSE_PHRASE_MAX = 120
 
 
-@attrs.frozen
-class _Target:
+# NamedTuples rather than attrs classes: this module runs on every tool call, and attrs costs ~20 ms to import
+class _Target(NamedTuple):
     path: str
     label: str
     #: the path is a folder: everything under it is protected
@@ -36,8 +34,7 @@ class _Target:
     glob: str | None = None
 
 
-@attrs.frozen
-class Protected:
+class Protected(NamedTuple):
     targets: tuple[_Target, ...]
     #: substrings (case-folded) that make a Bash command suspicious: names of the protected files
     bash_needles: tuple[tuple[str, ...], ...]

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -16,6 +15,7 @@ import attrs
 
 from .._errors import VerigateError
 from ._entries import GATE_ID_PATTERN
+from ._quick import contains_keyword
 
 if TYPE_CHECKING:
     from ..rules import Pack, Rule, RuleKind, RuleSet
@@ -193,17 +193,24 @@ class Prefilter:
 
     def may_match(self, text: str, roles: Iterable[str]) -> bool:
         """False only when no rule of these roles can match (the engine would find its keywords missing)."""
-        lowered = text.lower()
-        folded = unicodedata.normalize("NFKC", text).casefold()
         for role in roles:
             if role not in self.keywords:
                 continue
             required = self.keywords[role]
-            if required is None:
-                return True
-            if any(keyword in folded or keyword in lowered for keyword in required):
+            if required is None or contains_keyword(text, required):
                 return True
         return False
+
+    def close_keywords(self) -> tuple[str, ...] | None:
+        """Every keyword of the close roles, one of which each close phrase contains; None when a close rule
+        has no keyword (it always runs)."""
+        keywords: list[str] = []
+        for role in sorted(CLOSE_ROLES):
+            required = self.keywords.get(role, ())
+            if required is None:
+                return None
+            keywords += required
+        return tuple(keywords)
 
 
 class Screen:

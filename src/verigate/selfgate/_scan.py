@@ -12,10 +12,12 @@ import attrs
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, Gate, GateState, fold
 from ._phrases import CloseCommand, PhraseHit
+from ._quick import Signature, signature
 from ._store import GateStore, StoreProblem
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
-__all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "sync", "targets"]
+__all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "subagent_folder", "sync",
+           "targets"]
 
 #: a typed prompt confirms a close request when its transcript timestamp is this close to the request
 CONFIRM_WINDOW_S = 120.0
@@ -28,13 +30,22 @@ class SyncResult:
     store_problems: tuple[StoreProblem, ...]
     #: transcripts read again from their start (rotated or truncated since the last scan)
     restarted: tuple[str, ...] = ()
+    #: what the state was folded from, for the fast path's cache: the store's signature after the writes, and
+    #: each scanned source (the session log first, then its sub-agent folder and logs) with the signature it had
+    #: before it was read; None when a signature could not be taken
+    store_signature: Signature | None = None
+    sources: tuple[tuple[str, Signature | None], ...] | None = None
+
+
+def subagent_folder(transcript: str) -> Path:
+    return Path(transcript).with_suffix("") / "subagents"
 
 
 def session_transcripts(transcript: str) -> list[str]:
     """The session's transcript and its sub-agent transcripts (``<session>/subagents/*.jsonl`` next to it):
     sub-agent (sidechain) messages count for the session that owns them."""
     paths = [transcript]
-    folder = Path(transcript).with_suffix("") / "subagents"
+    folder = subagent_folder(transcript)
     if folder.is_dir():
         paths.extend(sorted(str(path) for path in folder.glob("*.jsonl")))
     return paths
@@ -133,20 +144,37 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
         new_entries: list[GateEntry] = []
         cursors = []
         restarted = []
+        sources: list[tuple[str, Signature | None]] = []
+        folder = str(subagent_folder(transcript))
+        try:
+            # taken before the folder is listed: a sub-agent log added afterwards changes it
+            folder_signature = signature(folder)
+            vouched = True
+        except OSError:
+            folder_signature, vouched = None, False
         for path in session_transcripts(transcript):
-            read = read_new_lines(path, store.read_cursor(session_id, path))
+            saved = store.read_cursor(session_id, path)
+            read = read_new_lines(path, saved)
+            sources.append((path, read.signature))
+            if path == transcript:
+                sources.append((folder, folder_signature))
             if read.restarted:
                 restarted.append(path)
             new_entries += _openings_and_problems(session_id, path, read.lines, known, openings)
             if path == transcript:  # a person types into the session itself, never into a sub-agent's log
                 interim = fold(snapshot.entries + tuple(new_entries))
                 new_entries += _resolve_requests(session_id, path, read.lines, interim)
-            cursors.append((path, read.cursor))
+            if read.cursor != saved:  # an unchanged cursor is not rewritten: a quiet call writes nothing
+                cursors.append((path, read.cursor))
         store.append(new_entries)
         for path, cursor in cursors:
             store.write_cursor(session_id, path, cursor)
+        try:
+            store_signature = signature(store.path)  # still under the lock: no one else has written since
+        except OSError:
+            store_signature, vouched = None, False
         return SyncResult(fold(snapshot.entries + tuple(new_entries)), tuple(new_entries), snapshot.problems,
-                          tuple(restarted))
+                          tuple(restarted), store_signature, tuple(sources) if vouched else None)
 
 
 def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ...]:

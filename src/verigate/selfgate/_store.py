@@ -17,6 +17,7 @@ import attrs
 
 from .._errors import StoreError
 from ._entries import GateEntry, entry_from_mapping
+from ._quick import store_paths
 
 __all__ = ["Cursor", "GateStore", "StoreProblem", "StoreSnapshot"]
 
@@ -75,9 +76,7 @@ class GateStore:
     transcript, and the phrase prefilter cache)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self.state_dir = self.path.with_name(self.path.name + ".state")
+        self.path, self.lock_path, self.state_dir = store_paths(Path(path))
         self._lock_fd: int | None = None
 
     # -- locking -------------------------------------------------------------------------------------

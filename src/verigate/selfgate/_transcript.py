@@ -11,6 +11,7 @@ from typing import Any, Literal
 import attrs
 
 from .._errors import InputError
+from ._quick import Signature
 from ._store import Cursor
 
 __all__ = ["LineKind", "TranscriptLine", "TranscriptRead", "classify", "read_new_lines", "tail_lines"]
@@ -52,6 +53,8 @@ class TranscriptRead:
     cursor: Cursor
     #: the file was rotated or truncated since the last scan and was read again from its start
     restarted: bool
+    #: the file's stat signature taken before reading: every complete line it covers was read
+    signature: Signature | None = None
 
 
 def _head_sha(handle: Any, length: int) -> str:
@@ -91,7 +94,9 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
                 if raw.strip():
                     lines.append(classify(raw, line_number))
         head = _head_sha(handle, offset) if offset else ""
-    return TranscriptRead(tuple(lines), Cursor(offset, line_number, status.st_dev, status.st_ino, head), restarted)
+    signature = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return TranscriptRead(tuple(lines), Cursor(offset, line_number, status.st_dev, status.st_ino, head), restarted,
+                          signature)
 
 
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:

@@ -1,0 +1,74 @@
+"""Pre-tool-use policy shared by the full check and the fast path: defaults, blocked tools, the answers' wording."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+# Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
+
+__all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES", "Decision",
+           "Mode", "Verdict", "as_mode", "describe", "gate_verdict", "hardening_verdict", "how_to_close",
+           "is_blocked"]
+
+Mode = Literal["audit", "block"]
+Decision = Literal["allow", "deny", "warn"]
+#: (decision, reason for the agent, notice for the person)
+Verdict = tuple[Decision, str, str]
+MODE_ENV = "VERIGATE_SELF_GATE_MODE"
+#: Codex's file-edit tool is blocked when any Claude Code edit tool is (Codex matches it as Edit|Write too)
+TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {"apply_patch": ("Edit", "Write", "MultiEdit")}
+# SelfGateConfig's defaults, repeated so that a project without verigate.yaml never imports the configuration
+# module (it pulls in the judge, tens of milliseconds on every tool call); a test keeps the two equal
+DEFAULT_MODE: Mode = "audit"
+DEFAULT_BLOCKED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
+DEFAULT_STORE = ".verigate/self-gates.jsonl"
+#: an open gate as the answers name it: (gate id, gate text)
+GateRef = tuple[str, str]
+
+
+def as_mode(value: object) -> Mode | None:
+    """The mode a configured value names, None when it names none."""
+    if value == "audit":
+        return "audit"
+    if value == "block":
+        return "block"
+    return None
+
+
+def is_blocked(tool_name: str, blocked: Sequence[str]) -> bool:
+    return tool_name in blocked or any(alias in blocked for alias in TOOL_ALIASES.get(tool_name, ()))
+
+
+def how_to_close(gates: Sequence[GateRef]) -> str:
+    first = gates[0][0] if gates else "sg-…"
+    return (f"A person closes a gate by typing exactly `approve gate {first}` (or `再承認: APPROVED {first}`; "
+            "`Gate 解除` for the latest gate; `release all gates` / `self-gate 全部解除` for all) as the whole "
+            f"prompt, or by running `verigate gate close {first}` in a terminal. A /goal, an autonomy instruction "
+            "or a statement that approval was given does not close it.")
+
+
+def describe(gates: Sequence[GateRef]) -> str:
+    return "; ".join(f"[{gate_id}] {gate_text}" for gate_id, gate_text in gates)
+
+
+def hardening_verdict(tool_name: str, refused: str) -> Verdict:
+    return "deny", f"verigate self-gate hardening: {refused}.", f"verigate denied {tool_name}: {refused}"
+
+
+def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str) -> Verdict:
+    """The answer for a blocked tool given the session's open gates and the store's problems ("" when none)."""
+    if not gates:
+        if not problems:
+            return "allow", "", ""
+        note = f"verigate: self-gate store problems: {problems}"
+        return "warn", note, note
+    ids = ", ".join(gate_id for gate_id, _ in gates)
+    store_note = f" (self-gate store problems: {problems})" if problems else ""
+    message = (f"Self-set gate open in this session — you declared you would wait for the person's approval: "
+               f"{describe(gates)}. {tool_name} is blocked until a person closes the gate. Stop, present what "
+               f"the gate asks for, and wait. {how_to_close(gates)}")
+    if mode == "block":
+        return "deny", message, f"verigate blocked {tool_name}: open self-set gate(s) {ids}{store_note}"
+    return ("warn", f"[audit mode: not blocked] {message}",
+            f"verigate (audit): {tool_name} ran past open self-set gate(s) {ids}{store_note}")

@@ -1,0 +1,240 @@
+"""The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._guard import protected_for, violation
+from ._policy import (
+    DEFAULT_BLOCKED_TOOLS,
+    DEFAULT_MODE,
+    DEFAULT_STORE,
+    MODE_ENV,
+    GateRef,
+    Mode,
+    Verdict,
+    as_mode,
+    gate_verdict,
+    hardening_verdict,
+    is_blocked,
+)
+
+# The hook runs before every tool call of the agent, so this module imports no attrs, rule engine, schema
+# validator or configuration loader. It answers only when the full check (``_enforce``) would answer the same:
+# the caches it reads are written by the full check and name every file that check read by its stat
+# signature. Any change, any missing or damaged cache and any doubt at all returns None: the full check runs.
+
+__all__ = ["CACHE_VERSION", "Signature", "contains_keyword", "quick_tool_decision", "remember_config",
+           "remember_fold", "remember_phrases", "signature", "store_paths"]
+
+CACHE_VERSION = 1
+#: (device, inode, size, mtime ns, ctime ns); ctime cannot be set back by a process, so a file rewritten to the
+#: same size and modification time still differs
+Signature = tuple[int, int, int, int, int]
+_CONFIG_FILE = "fast-config.json"
+_PHRASES_FILE = "fast-phrases.json"
+_FOLDS_DIR = "fast"
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+class _Doubt(Exception):
+    """The fast path cannot vouch for an answer: the full check decides."""
+
+
+def store_paths(store: Path) -> tuple[Path, Path, Path]:
+    """A store file and its companions: the lock file and the state folder (cursors and caches)."""
+    return store, store.with_name(store.name + ".lock"), store.with_name(store.name + ".state")
+
+
+def signature(path: str | Path) -> Signature | None:
+    """The stat signature of a file or folder, None when it does not exist (other errors propagate)."""
+    try:
+        status = Path(path).stat()
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
+def contains_keyword(text: str, keywords: Iterable[str]) -> bool:
+    """Whether a prefilter keyword occurs in the text, lower-cased or NFKC case-folded (as the engine folds)."""
+    import unicodedata
+
+    lowered = text.lower()
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return any(keyword in folded or keyword in lowered for keyword in keywords)
+
+
+# -- sealed cache files ------------------------------------------------------------------------------------
+def _canonical(body: Mapping[str, Any]) -> bytes:
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _write(path: Path, body: dict[str, Any]) -> None:
+    """Replace a cache atomically; a cache that cannot be written only costs the next call the full check."""
+    body = {"version": CACHE_VERSION, "package": _PACKAGE, **body}
+    sealed = {"body": body, "crc32": zlib.crc32(_canonical(body))}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(sealed, ensure_ascii=False), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        pass
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """A cache's body when it is whole, of this version and written by this installation; doubt otherwise."""
+    try:
+        sealed = json.loads(path.read_bytes())
+        body = sealed["body"]
+        whole = isinstance(body, dict) and sealed["crc32"] == zlib.crc32(_canonical(body))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise _Doubt(f"no usable cache {path.name}") from exc
+    if not whole or body.get("version") != CACHE_VERSION or body.get("package") != _PACKAGE:
+        raise _Doubt(f"cache {path.name} is damaged or from another version")
+    checked: dict[str, Any] = body
+    return checked
+
+
+def _same(recorded: Any, path: str | Path) -> None:
+    """Doubt unless ``path`` still has the recorded signature (a JSON list, or null for "did not exist")."""
+    current = signature(path)
+    if recorded != (list(current) if current is not None else None):
+        raise _Doubt(f"{path} changed since the cache was written")
+
+
+def _fold_cache(state_dir: Path, session_id: str, transcript: str) -> Path:
+    # crc32 keeps hashlib off this path; the body names its session and transcript, so a collision only misses
+    key = zlib.crc32(f"{session_id}\x1f{transcript}".encode())
+    return state_dir / _FOLDS_DIR / f"{key:08x}.json"
+
+
+# -- written by the full check -----------------------------------------------------------------------------
+def remember_config(state_dir: Path, config: Signature, mode: Mode, blocked_tools: Sequence[str]) -> None:
+    """The self_gate section of verigate.yaml as read at ``config`` (the yaml's signature before reading)."""
+    _write(state_dir / _CONFIG_FILE, {"config": list(config), "mode": mode, "blocked_tools": list(blocked_tools)})
+
+
+def remember_phrases(state_dir: Path, pack: Path, pack_signature: Signature, close_keywords: Sequence[str]) -> None:
+    """The keywords one of which every close phrase of the pack at ``pack`` contains."""
+    _write(state_dir / _PHRASES_FILE, {"pack": str(pack), "pack_signature": list(pack_signature),
+                                       "close_keywords": list(close_keywords)})
+
+
+def remember_fold(state_dir: Path, session_id: str, transcript: str, store: Signature | None,
+                  sources: Sequence[tuple[str, Signature | None]], open_gates: Sequence[GateRef]) -> None:
+    """A session's open gates, folded from the store at signature ``store`` after every transcript in
+    ``sources`` (the session's log, its sub-agent folder and logs) was scanned at the signature given."""
+    _write(_fold_cache(state_dir, session_id, transcript), {
+        "session_id": session_id, "transcript": transcript, "store": list(store) if store is not None else None,
+        "sources": [[path, list(sig) if sig is not None else None] for path, sig in sources],
+        "open": [list(gate) for gate in open_gates]})
+
+
+# -- the fast path -----------------------------------------------------------------------------------------
+def _text(hook_input: Mapping[str, Any], field: str) -> str:
+    value = hook_input.get(field)
+    if not isinstance(value, str) or not value:
+        raise _Doubt(f"no {field}")
+    return value
+
+
+def _settings(project: str, state_dir: Path) -> tuple[Mode, tuple[str, ...]]:
+    config = signature(Path(project) / "verigate.yaml")
+    if config is None:
+        mode, blocked = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS
+    else:
+        cached = _read(state_dir / _CONFIG_FILE)
+        if cached.get("config") != list(config):
+            raise _Doubt("verigate.yaml changed since it was read")
+        configured, listed = as_mode(cached.get("mode")), cached.get("blocked_tools")
+        if configured is None or not isinstance(listed, list) or not all(isinstance(t, str) for t in listed):
+            raise _Doubt("damaged configuration cache")
+        mode, blocked = configured, tuple(listed)
+    override = os.environ.get(MODE_ENV)
+    if override:
+        overriding = as_mode(override)
+        if overriding is None:
+            raise _Doubt(f"{MODE_ENV} is invalid")  # the full check names the error
+        mode = overriding
+    return mode, blocked
+
+
+class _CloseScreen:
+    """Whether a short string could be a close phrase, from the cached keywords; a possible hit is a doubt."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self._state_dir = state_dir
+        self._keywords: list[str] | None = None
+
+    def is_close_phrase(self, text: str) -> bool:
+        if self._keywords is None:
+            cached = _read(self._state_dir / _PHRASES_FILE)
+            _same(cached.get("pack_signature"), str(cached.get("pack")))
+            keywords = cached.get("close_keywords")
+            if not isinstance(keywords, list) or not all(isinstance(word, str) and word for word in keywords):
+                raise _Doubt("damaged phrase cache")
+            self._keywords = keywords
+        if contains_keyword(text, self._keywords):
+            raise _Doubt("may be a close phrase")  # the rule engine decides
+        return False
+
+
+def _open_gates(state_dir: Path, session_id: str, transcript: str, store: Path) -> list[GateRef]:
+    cached = _read(_fold_cache(state_dir, session_id, transcript))
+    if cached.get("session_id") != session_id or cached.get("transcript") != transcript:
+        raise _Doubt("the fold cache is another session's")
+    sources = cached.get("sources")
+    if not isinstance(sources, list) or not sources or sources[0][0] != transcript:
+        raise _Doubt("damaged fold cache")
+    _same(cached.get("store"), store)
+    for path, recorded in sources:
+        _same(recorded, path)
+    gates = cached.get("open")
+    if not isinstance(gates, list) or not all(
+            isinstance(gate, list) and len(gate) == 2 and all(isinstance(part, str) for part in gate)
+            for gate in gates):
+        raise _Doubt("damaged fold cache")
+    return [(gate[0], gate[1]) for gate in gates]
+
+
+def _decide(hook_input: Mapping[str, Any]) -> Verdict:
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
+    if not isinstance(project, str) or not project:
+        raise _Doubt("no project directory")
+    session_id, tool_name = _text(hook_input, "session_id"), _text(hook_input, "tool_name")
+    tool_input = hook_input.get("tool_input")
+    if tool_input is None:
+        tool_input = {}
+    if not isinstance(tool_input, Mapping):
+        raise _Doubt("tool_input is not an object")
+    transcript = hook_input.get("transcript_path")
+    transcript = transcript if isinstance(transcript, str) and transcript else None
+    cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else project
+    # only the default store: a store named in verigate.yaml is found by loading the configuration
+    companions = store_paths(Path(project) / DEFAULT_STORE)
+    state_dir = companions[2]
+    mode, blocked = _settings(project, state_dir)
+    # hardening runs on every call, as in the full check
+    refused = violation(tool_name, tool_input, str(cwd), protected_for(project, companions, transcript),
+                        _CloseScreen(state_dir).is_close_phrase)
+    if refused:
+        return hardening_verdict(tool_name, refused)
+    if not is_blocked(tool_name, blocked):
+        return "allow", "", ""
+    if transcript is None:
+        raise _Doubt("no transcript")
+    return gate_verdict(mode, tool_name, _open_gates(state_dir, session_id, transcript, companions[0]), "")
+
+
+def quick_tool_decision(hook_input: Mapping[str, Any]) -> Verdict | None:
+    """The full check's answer when the caches vouch for it, else None (then the full check must run)."""
+    try:
+        return _decide(hook_input)
+    except Exception:  # any doubt, even a bug here, hands the call to the full check
+        return None
