@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TextIO
 
@@ -47,6 +46,8 @@ def run_hook(
     except Exception as exc:  # fail closed on anything, including bugs
         reason = f"verigate hook error: {type(exc).__name__}: {exc}"
         if not isinstance(exc, InputError):
+            import traceback  # only on this path: the module costs milliseconds on every hook call
+
             traceback.print_exc(file=stderr)
         code, payload, message = on_internal_error(reason)
     if payload is not None:

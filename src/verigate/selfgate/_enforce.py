@@ -92,11 +92,11 @@ def settings_for(hook_input: Mapping[str, Any]) -> Settings:
         config = load_config(config_path)
         section = config.self_gate
         mode, blocked, store = section.mode, tuple(section.blocked_tools), section.store
-        default_store = _quick.store_paths(Path(project) / DEFAULT_STORE)
-        if read_at is not None and not config.warnings and _store_path(project, store) == default_store[0]:
+        default_store = Path(project) / DEFAULT_STORE
+        if read_at is not None and not config.warnings and _store_path(project, store) == default_store:
             # the fast path finds this cache in the default store's state folder, protected like the store;
             # a configuration that warns or names another store is read in full every time
-            _quick.remember_config(default_store[2], read_at, mode, blocked)
+            _quick.remember_config(GateStore(default_store).state_dir, read_at, mode, blocked)
     else:
         mode, blocked, store = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_STORE
     override = os.environ.get(MODE_ENV)

@@ -1,6 +1,8 @@
 """Hardening: tool calls that would write the gate store, hook settings, verigate.yaml or the transcript, or run
 the human close command, are denied whether a gate is open or not (Bash matching is best effort)."""
 
+# os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
+# ruff: noqa: PTH110, PTH111, PTH118, PTH119, PTH120, PTH121, PTH122
 from __future__ import annotations
 
 import fnmatch
@@ -8,8 +10,7 @@ import functools
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = ["FILE_TOOLS", "Protected", "protected_for", "violation"]
@@ -40,47 +41,49 @@ class Protected(NamedTuple):
     bash_needles: tuple[tuple[str, ...], ...]
 
 
+# os.path rather than pathlib: pathlib (with urllib.parse and ipaddress) costs milliseconds on every tool call
 @functools.cache
 def _folds_case(folder: str) -> bool:
     """Whether the filesystem holding ``folder`` ignores case (macOS and Windows defaults)."""
-    path = Path(folder)
-    while not path.exists() and path.parent != path:
-        path = path.parent
-    swapped = Path(str(path).swapcase())
-    if str(swapped) == str(path):
+    path = folder
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    swapped = path.swapcase()
+    if swapped == path:
         return False
     try:
-        return swapped.exists() and path.samefile(swapped)
+        return os.path.exists(swapped) and os.path.samefile(path, swapped)
     except OSError:
         return False
 
 
 def _normal(path: str, cwd: str) -> str:
     """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
-    resolved = Path(cwd, Path(path).expanduser()).resolve()
-    return str(resolved).casefold() if _folds_case(str(resolved.parent)) else str(resolved)
+    resolved = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    return resolved.casefold() if _folds_case(os.path.dirname(resolved)) else resolved
 
 
-def protected_for(project_dir: str, store_paths: tuple[Path, ...], transcript: str | None,
+def protected_for(project_dir: str, store_paths: Sequence[str | os.PathLike[str]], transcript: str | None,
                   home: str | None = None) -> Protected:
     """What the agent must not write in this project and session."""
-    bases = (Path(project_dir), Path(home) if home else Path.home())
-    targets = [_Target(str(path), "the self-gate store") for path in store_paths[:2]]
-    targets += [_Target(str(path), "the self-gate store", tree=True) for path in store_paths[2:]]
+    stores = [os.fspath(path) for path in store_paths]
+    bases = (project_dir, home or os.path.expanduser("~"))
+    targets = [_Target(path, "the self-gate store") for path in stores[:2]]
+    targets += [_Target(path, "the self-gate store", tree=True) for path in stores[2:]]
     for base in bases:
-        targets.append(_Target(str(base / ".claude"), "Claude Code hook settings", glob="settings*.json"))
-        targets.append(_Target(str(base / ".codex" / "hooks.json"), "Codex hook settings"))
-        targets.append(_Target(str(base / ".codex" / "config.toml"), "Codex configuration"))
-    targets.append(_Target(str(Path(project_dir) / "verigate.yaml"), "verigate.yaml"))
-    needles: list[tuple[str, ...]] = [(path.name.casefold(),) for path in store_paths[:1]]
+        targets.append(_Target(os.path.join(base, ".claude"), "Claude Code hook settings", glob="settings*.json"))
+        targets.append(_Target(os.path.join(base, ".codex", "hooks.json"), "Codex hook settings"))
+        targets.append(_Target(os.path.join(base, ".codex", "config.toml"), "Codex configuration"))
+    targets.append(_Target(os.path.join(project_dir, "verigate.yaml"), "verigate.yaml"))
+    needles: list[tuple[str, ...]] = [(os.path.basename(path).casefold(),) for path in stores[:1]]
     needles += [("verigate.yaml",), (".claude", "settings"), (".codex", "hooks.json"), (".codex", "config.toml"),
                 (".claude/projects",), (".codex/sessions",)]
     if transcript:
         # every session log of the project sits next to this one; sub-agent logs live in <session>/
-        log = Path(transcript)
-        targets.append(_Target(str(log.parent), "the session transcripts", glob="*.jsonl"))
-        targets.append(_Target(str(log.with_suffix("")), "the session transcripts", tree=True))
-        needles.append((Path(transcript).stem.casefold(),))
+        session_folder = os.path.splitext(transcript)[0]
+        targets.append(_Target(os.path.dirname(transcript), "the session transcripts", glob="*.jsonl"))
+        targets.append(_Target(session_folder, "the session transcripts", tree=True))
+        needles.append((os.path.basename(session_folder).casefold(),))
     return Protected(tuple(targets), tuple(needles))
 
 

@@ -1,12 +1,13 @@
 """The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
 
+# os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
+# ruff: noqa: PTH103, PTH105, PTH116, PTH118, PTH120, PTH123
 from __future__ import annotations
 
 import json
 import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ._guard import protected_for, violation
@@ -36,25 +37,26 @@ CACHE_VERSION = 1
 #: (device, inode, size, mtime ns, ctime ns); ctime cannot be set back by a process, so a file rewritten to the
 #: same size and modification time still differs
 Signature = tuple[int, int, int, int, int]
+StrPath = str | os.PathLike[str]
 _CONFIG_FILE = "fast-config.json"
 _PHRASES_FILE = "fast-phrases.json"
 _FOLDS_DIR = "fast"
-_PACKAGE = str(Path(__file__).resolve().parent.parent)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
 class _Doubt(Exception):
     """The fast path cannot vouch for an answer: the full check decides."""
 
 
-def store_paths(store: Path) -> tuple[Path, Path, Path]:
+def store_paths(store: str) -> tuple[str, str, str]:
     """A store file and its companions: the lock file and the state folder (cursors and caches)."""
-    return store, store.with_name(store.name + ".lock"), store.with_name(store.name + ".state")
+    return store, store + ".lock", store + ".state"
 
 
-def signature(path: str | Path) -> Signature | None:
+def signature(path: StrPath) -> Signature | None:
     """The stat signature of a file or folder, None when it does not exist (other errors propagate)."""
     try:
-        status = Path(path).stat()
+        status = os.stat(path)
     except FileNotFoundError:
         return None
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
@@ -74,59 +76,63 @@ def _canonical(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _write(path: Path, body: dict[str, Any]) -> None:
+def _write(path: str, body: dict[str, Any]) -> None:
     """Replace a cache atomically; a cache that cannot be written only costs the next call the full check."""
     body = {"version": CACHE_VERSION, "package": _PACKAGE, **body}
     sealed = {"body": body, "crc32": zlib.crc32(_canonical(body))}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(sealed, ensure_ascii=False), encoding="utf-8")
-        temporary.replace(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(sealed, ensure_ascii=False))
+        os.replace(temporary, path)
     except OSError:
         pass
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: str) -> dict[str, Any]:
     """A cache's body when it is whole, of this version and written by this installation; doubt otherwise."""
     try:
-        sealed = json.loads(path.read_bytes())
+        with open(path, "rb") as handle:
+            sealed = json.loads(handle.read())
         body = sealed["body"]
         whole = isinstance(body, dict) and sealed["crc32"] == zlib.crc32(_canonical(body))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise _Doubt(f"no usable cache {path.name}") from exc
+        raise _Doubt(f"no usable cache {path}") from exc
     if not whole or body.get("version") != CACHE_VERSION or body.get("package") != _PACKAGE:
-        raise _Doubt(f"cache {path.name} is damaged or from another version")
+        raise _Doubt(f"cache {path} is damaged or from another version")
     checked: dict[str, Any] = body
     return checked
 
 
-def _same(recorded: Any, path: str | Path) -> None:
+def _same(recorded: Any, path: StrPath) -> None:
     """Doubt unless ``path`` still has the recorded signature (a JSON list, or null for "did not exist")."""
     current = signature(path)
     if recorded != (list(current) if current is not None else None):
         raise _Doubt(f"{path} changed since the cache was written")
 
 
-def _fold_cache(state_dir: Path, session_id: str, transcript: str) -> Path:
+def _fold_cache(state_dir: StrPath, session_id: str, transcript: str) -> str:
     # crc32 keeps hashlib off this path; the body names its session and transcript, so a collision only misses
     key = zlib.crc32(f"{session_id}\x1f{transcript}".encode())
-    return state_dir / _FOLDS_DIR / f"{key:08x}.json"
+    return os.path.join(state_dir, _FOLDS_DIR, f"{key:08x}.json")
 
 
 # -- written by the full check -----------------------------------------------------------------------------
-def remember_config(state_dir: Path, config: Signature, mode: Mode, blocked_tools: Sequence[str]) -> None:
+def remember_config(state_dir: StrPath, config: Signature, mode: Mode, blocked_tools: Sequence[str]) -> None:
     """The self_gate section of verigate.yaml as read at ``config`` (the yaml's signature before reading)."""
-    _write(state_dir / _CONFIG_FILE, {"config": list(config), "mode": mode, "blocked_tools": list(blocked_tools)})
+    _write(os.path.join(state_dir, _CONFIG_FILE),
+           {"config": list(config), "mode": mode, "blocked_tools": list(blocked_tools)})
 
 
-def remember_phrases(state_dir: Path, pack: Path, pack_signature: Signature, close_keywords: Sequence[str]) -> None:
+def remember_phrases(state_dir: StrPath, pack: StrPath, pack_signature: Signature,
+                     close_keywords: Sequence[str]) -> None:
     """The keywords one of which every close phrase of the pack at ``pack`` contains."""
-    _write(state_dir / _PHRASES_FILE, {"pack": str(pack), "pack_signature": list(pack_signature),
+    _write(os.path.join(state_dir, _PHRASES_FILE), {"pack": os.fspath(pack), "pack_signature": list(pack_signature),
                                        "close_keywords": list(close_keywords)})
 
 
-def remember_fold(state_dir: Path, session_id: str, transcript: str, store: Signature | None,
+def remember_fold(state_dir: StrPath, session_id: str, transcript: str, store: Signature | None,
                   sources: Sequence[tuple[str, Signature | None]], open_gates: Sequence[GateRef]) -> None:
     """A session's open gates, folded from the store at signature ``store`` after every transcript in
     ``sources`` (the session's log, its sub-agent folder and logs) was scanned at the signature given."""
@@ -144,12 +150,12 @@ def _text(hook_input: Mapping[str, Any], field: str) -> str:
     return value
 
 
-def _settings(project: str, state_dir: Path) -> tuple[Mode, tuple[str, ...]]:
-    config = signature(Path(project) / "verigate.yaml")
+def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...]]:
+    config = signature(os.path.join(project, "verigate.yaml"))
     if config is None:
         mode, blocked = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS
     else:
-        cached = _read(state_dir / _CONFIG_FILE)
+        cached = _read(os.path.join(state_dir, _CONFIG_FILE))
         if cached.get("config") != list(config):
             raise _Doubt("verigate.yaml changed since it was read")
         configured, listed = as_mode(cached.get("mode")), cached.get("blocked_tools")
@@ -168,13 +174,13 @@ def _settings(project: str, state_dir: Path) -> tuple[Mode, tuple[str, ...]]:
 class _CloseScreen:
     """Whether a short string could be a close phrase, from the cached keywords; a possible hit is a doubt."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: str) -> None:
         self._state_dir = state_dir
         self._keywords: list[str] | None = None
 
     def is_close_phrase(self, text: str) -> bool:
         if self._keywords is None:
-            cached = _read(self._state_dir / _PHRASES_FILE)
+            cached = _read(os.path.join(self._state_dir, _PHRASES_FILE))
             _same(cached.get("pack_signature"), str(cached.get("pack")))
             keywords = cached.get("close_keywords")
             if not isinstance(keywords, list) or not all(isinstance(word, str) and word for word in keywords):
@@ -185,7 +191,7 @@ class _CloseScreen:
         return False
 
 
-def _open_gates(state_dir: Path, session_id: str, transcript: str, store: Path) -> list[GateRef]:
+def _open_gates(state_dir: str, session_id: str, transcript: str, store: str) -> list[GateRef]:
     cached = _read(_fold_cache(state_dir, session_id, transcript))
     if cached.get("session_id") != session_id or cached.get("transcript") != transcript:
         raise _Doubt("the fold cache is another session's")
@@ -217,7 +223,7 @@ def _decide(hook_input: Mapping[str, Any]) -> Verdict:
     transcript = transcript if isinstance(transcript, str) and transcript else None
     cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else project
     # only the default store: a store named in verigate.yaml is found by loading the configuration
-    companions = store_paths(Path(project) / DEFAULT_STORE)
+    companions = store_paths(os.path.join(project, DEFAULT_STORE))
     state_dir = companions[2]
     mode, blocked = _settings(project, state_dir)
     # hardening runs on every call, as in the full check

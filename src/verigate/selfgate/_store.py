@@ -76,7 +76,7 @@ class GateStore:
     transcript, and the phrase prefilter cache)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path, self.lock_path, self.state_dir = store_paths(Path(path))
+        self.path, self.lock_path, self.state_dir = (Path(item) for item in store_paths(os.fspath(path)))
         self._lock_fd: int | None = None
 
     # -- locking -------------------------------------------------------------------------------------
