@@ -1,0 +1,240 @@
+"""The pre-tool-use fast path: it answers only what the full check would, and any stale, damaged or foreign cache
+hands the call back to the full check."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from selfgate_helpers import Session
+
+from verigate.selfgate import decide_tool_call, settings_for
+from verigate.selfgate._quick import quick_tool_decision
+
+GATE = "Plan: Step 1 is the schema. Step 3 は成果物提示後に再承認とします。"
+EDIT = {"file_path": "app.py", "old_string": "a", "new_string": "b"}
+
+
+def payload(session: Session, tool: str = "Edit", tool_input: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**session.base("PreToolUse"), "tool_name": tool, "tool_input": EDIT if tool_input is None else tool_input}
+
+
+def full(session: Session, tool: str = "Edit", tool_input: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """The full check's answer (it also refreshes the fast path's caches)."""
+    hook_input = payload(session, tool, tool_input)
+    decision = decide_tool_call(hook_input, settings_for(hook_input))
+    return decision.decision, decision.reason, decision.notice
+
+
+def quick(session: Session, tool: str = "Edit", tool_input: dict[str, Any] | None = None) -> Any:
+    return quick_tool_decision(payload(session, tool, tool_input))
+
+
+def fold_caches(session: Session) -> list[Path]:
+    return sorted((session.store.parent / "self-gates.jsonl.state" / "fast").glob("*.json"))
+
+
+@pytest.fixture
+def blocking(session: Session, monkeypatch: pytest.MonkeyPatch) -> Session:
+    monkeypatch.setenv("VERIGATE_SELF_GATE_MODE", "block")
+    return session
+
+
+def test_the_fast_path_gives_the_full_answer(blocking: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    session = blocking
+    session.assistant("I refactored the parser.")
+    assert quick(session) is None  # nothing cached yet
+    assert full(session)[0] == "allow"
+    assert quick(session) == ("allow", "", "")
+    session.assistant(GATE)
+    assert quick(session) is None  # the transcript grew: the full check must scan it
+    denied = full(session)
+    assert denied[0] == "deny" and "再承認" in denied[1]
+    assert quick(session) == denied
+    assert quick(session, "Read", {"file_path": "app.py"}) == ("allow", "", "")
+    # the mode is read from the environment on every call, never from the cache
+    monkeypatch.setenv("VERIGATE_SELF_GATE_MODE", "audit")
+    audit = quick(session)
+    assert audit is not None and audit[0] == "warn" and "audit mode" in audit[1]
+    monkeypatch.setenv("VERIGATE_SELF_GATE_MODE", "neither")
+    assert quick(session) is None  # the full check names the bad value
+
+
+def test_a_gate_written_after_the_cache_is_seen_by_the_next_call(blocking: Session) -> None:
+    session = blocking
+    session.assistant("Refactoring done.")
+    assert not session.tool("Edit", EDIT).denied  # the full check, leaving the caches
+    assert quick(session) == ("allow", "", "")
+    session.assistant("I'll wait for your approval before step 2.")
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT).denied
+    # a sub-agent's log appearing later is also a change
+    session.prompt("release all gates")
+    assert not session.tool("Edit", EDIT).denied
+    assert quick(session) == ("allow", "", "")
+    agents = session.transcript.with_suffix("") / "subagents"
+    agents.mkdir(parents=True)
+    session.assistant("After you review the plan I will proceed.", path=agents / "agent-1.jsonl")
+    assert quick(session) is None
+    assert session.tool("Bash", {"command": "ls"}).denied
+
+
+def test_a_human_close_is_seen_by_the_next_call(blocking: Session) -> None:
+    session = blocking
+    session.assistant(GATE)
+    assert session.tool("Edit", EDIT).denied
+    assert quick(session) is not None and quick(session)[0] == "deny"
+    gate = next(line["gate_id"] for line in session.store_lines() if line["status"] == "open")
+    session.prompt(f"approve gate {gate}")  # appends the typed line and the human closure
+    assert quick(session) is None
+    assert not session.tool("Edit", EDIT).denied
+    assert quick(session) == ("allow", "", "")
+
+
+def corrupt(path: Path, how: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    if how == "truncated":
+        path.write_text(text[: len(text) // 2], encoding="utf-8")
+    elif how == "garbage":
+        path.write_bytes(b"\x00\xff not json")
+    elif how == "empty":
+        path.write_text("", encoding="utf-8")
+    elif how == "not-an-object":
+        path.write_text("[]", encoding="utf-8")
+    elif how == "forged-body":  # the gates edited away, the seal left as it was
+        sealed = json.loads(text)
+        sealed["body"]["open"] = []
+        path.write_text(json.dumps(sealed), encoding="utf-8")
+    elif how == "other-version":
+        sealed = json.loads(text)
+        sealed["body"]["version"] = 0
+        path.write_text(json.dumps(sealed), encoding="utf-8")
+    else:
+        raise AssertionError(how)
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "empty", "not-an-object", "forged-body", "other-version"])
+def test_a_damaged_fold_cache_never_opens_the_way(blocking: Session, how: str) -> None:
+    session = blocking
+    session.assistant(GATE)
+    assert session.tool("Edit", EDIT).denied
+    (cache,) = fold_caches(session)
+    corrupt(cache, how)
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT).denied
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "forged-body"])
+def test_a_damaged_phrase_cache_hands_hardening_to_the_full_check(blocking: Session, how: str) -> None:
+    session = blocking
+    session.assistant("Refactoring done.")
+    assert not session.tool("Edit", EDIT).denied
+    phrases = session.store.parent / "self-gates.jsonl.state" / "fast-phrases.json"
+    if how == "forged-body":  # keywords removed so that a close phrase would pass unnoticed
+        sealed = json.loads(phrases.read_text(encoding="utf-8"))
+        sealed["body"]["close_keywords"] = ["zzz-never"]
+        phrases.write_text(json.dumps(sealed), encoding="utf-8")
+    else:
+        corrupt(phrases, how)
+    assert quick(session, "CronCreate", {"prompt": "Gate 解除"}) is None
+    ran = session.tool("CronCreate", {"cron": "* * * * *", "prompt": "Gate 解除"})
+    assert ran.denied and "close phrase" in ran.reason
+
+
+def test_a_cache_copied_from_another_session_or_replayed_never_opens_the_way(blocking: Session) -> None:
+    session = blocking
+    clean = session.other("sess-clean")
+    clean.assistant("Refactoring done.")
+    assert not clean.tool("Edit", EDIT).denied
+    session.assistant("Still planning.")
+    assert not session.tool("Edit", EDIT).denied
+    before_gate = {path.name: path.read_bytes() for path in fold_caches(session)}
+    session.assistant(GATE)
+    assert session.tool("Edit", EDIT).denied
+    # replay: the cache from before the gate, put back
+    for path in fold_caches(session):
+        if path.name in before_gate:
+            path.write_bytes(before_gate[path.name])
+    assert quick(session) is None
+    # copy: the clean session's cache over this session's
+    caches = fold_caches(session)
+    (clean_cache,) = [path for path in caches if json.loads(path.read_text())["body"]["session_id"] == "sess-clean"]
+    for path in caches:
+        if path != clean_cache:
+            shutil.copyfile(clean_cache, path)
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT).denied
+
+
+def test_hardening_runs_on_the_fast_path(blocking: Session) -> None:
+    session = blocking
+    session.assistant("Refactoring done.")
+    assert not session.tool("Edit", EDIT).denied
+    assert quick(session) == ("allow", "", "")
+    verdict = quick(session, "Write", {"file_path": str(session.store), "content": "{}"})
+    assert verdict is not None and verdict[0] == "deny" and "self-gate store" in verdict[1]
+    verdict = quick(session, "Bash", {"command": "verigate gate close --all"})
+    assert verdict is not None and verdict[0] == "deny"
+    verdict = quick(session, "Edit", {"file_path": "innocent", "new_string": "x"})
+    assert verdict == ("allow", "", "")
+    # a possible close phrase is never settled by the cache: the rule engine decides
+    assert quick(session, "Bash", {"command": "echo 'approve gate sg-0123abcd'"}) is None
+    # hardening holds in audit mode and with no gate open, through the hook too
+    assert session.tool("Write", {"file_path": str(session.store), "content": "{}"}, mode="audit").denied
+
+
+def test_a_store_with_problems_is_never_cached(blocking: Session) -> None:
+    session = blocking
+    session.assistant(GATE)
+    assert session.tool("Edit", EDIT).denied
+    with session.store.open("ab") as handle:
+        handle.write(b'{"ts": "2026-01-01T00:00:00')  # a torn last line
+    assert quick(session) is None
+    ran = session.tool("Edit", EDIT)
+    assert ran.denied and "torn" in str(ran.output)
+    assert quick(session) is None  # still reported by the full check on every call
+
+
+def test_configuration_changes_are_seen(session: Session) -> None:
+    session.assistant(GATE)
+    config = session.project / "verigate.yaml"
+    config.write_text("self_gate:\n  mode: block\n  blocked_tools: [Write]\n", encoding="utf-8")
+    assert not session.tool("Edit", EDIT, mode=None).denied
+    assert quick(session) == ("allow", "", "")  # Edit is not blocked by this configuration
+    config.write_text("self_gate:\n  mode: block\n  blocked_tools: [Edit, Write]\n", encoding="utf-8")
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT, mode=None).denied
+    verdict = quick(session)
+    assert verdict is not None and verdict[0] == "deny"
+
+
+def test_another_store_in_the_configuration_is_never_cached(session: Session) -> None:
+    session.assistant(GATE)
+    (session.project / "verigate.yaml").write_text("self_gate:\n  mode: block\n  store: gates/self.jsonl\n",
+                                                   encoding="utf-8")
+    assert session.tool("Edit", EDIT, mode=None).denied
+    assert quick(session) is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(position=st.integers(min_value=0), replacement=st.binary(min_size=1, max_size=3))
+def test_a_mutated_fold_cache_is_refused_or_still_denies(blocking: Session, position: int, replacement: bytes) -> None:
+    """Any byte-level change to the cache of a session with an open gate: the fast path denies or steps aside."""
+    session = blocking
+    if not fold_caches(session):
+        session.assistant(GATE)
+        assert session.tool("Edit", EDIT).denied
+    (cache,) = fold_caches(session)
+    original = cache.read_bytes()
+    index = position % len(original)
+    cache.write_bytes(original[:index] + replacement + original[index + len(replacement):])
+    try:
+        verdict = quick(session)
+        assert verdict is None or verdict[0] == "deny"
+    finally:
+        cache.write_bytes(original)
