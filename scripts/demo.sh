@@ -21,7 +21,7 @@ echo "== 3. verigate review show $review_id"
 verigate review show "$review_id"
 echo
 echo "== 4. verigate review approve $review_id   (a person releases the held answer)"
-verigate review approve "$review_id" --by "$(id -un)" --note "checked by hand in the demo"
+verigate review approve "$review_id" --by "$(id -un)" --note "checked by hand in the demo" --yes
 echo
 echo "== 5. verigate ledger verify"
 verigate ledger verify

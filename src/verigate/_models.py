@@ -147,18 +147,32 @@ class Reflection:
     next_check: str = ""
 
 
+_BOOL = attrs.validators.instance_of(bool)
+_STR = attrs.validators.instance_of(str)
+_OPTIONAL_STR = attrs.validators.optional(_STR)
+_OPTIONAL_REFLECTION = attrs.validators.optional(attrs.validators.instance_of(Reflection))
+
+
+def _optional_unit_score(_instance: object, _attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"score must be a number in 0..1 or None, got {value!r}")
+
+
 @attrs.frozen
 class Verdict:
     """The judgment of one candidate; ``error`` set means verification_error (never a pass)."""
 
-    passed: bool
+    # the types are checked, not trusted: a plug-in engine returning passed="false" must not read as a pass
+    passed: bool = attrs.field(validator=_BOOL)
     rubric_misses: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    score: float | None = None
-    reflection: Reflection | None = None
-    retryable: bool = False
-    error: str | None = None
-    engine: str = ""
-    effective_engine: str = ""
+    score: float | None = attrs.field(default=None, validator=_optional_unit_score)
+    reflection: Reflection | None = attrs.field(default=None, validator=_OPTIONAL_REFLECTION)
+    retryable: bool = attrs.field(default=False, validator=_BOOL)
+    error: str | None = attrs.field(default=None, validator=_OPTIONAL_STR)
+    engine: str = attrs.field(default="", validator=_STR)
+    effective_engine: str = attrs.field(default="", validator=_STR)
 
     @property
     def is_verification_error(self) -> bool:
@@ -180,9 +194,9 @@ class Verdict:
 class StructuralFinding:
     """A structural problem of the candidate; unfixable findings skip the semantic judge."""
 
-    code: str
-    fixable: bool
-    message: str = ""
+    code: str = attrs.field(validator=_STR)
+    fixable: bool = attrs.field(validator=_BOOL)
+    message: str = attrs.field(default="", validator=_STR)
 
 
 @attrs.frozen

@@ -85,7 +85,7 @@ def test_demo_fails_closed_into_a_pending_review_that_review_resolves(tmp_path: 
     assert (tmp_path / ".verigate" / "verigate.db").is_file()
     listed = verigate("review", "list")
     assert review_id in listed.stdout
-    approved = verigate("review", "approve", review_id, "--by", "tester")
+    approved = verigate("review", "approve", review_id, "--by", "tester", "--yes")
     assert approved.returncode == 0, approved.stderr
 
 

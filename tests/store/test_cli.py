@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
+import pty
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,7 +54,7 @@ def test_list_json_and_status_filter(held: tuple[Path, str], verigate_cli: Any) 
     assert [item["review_id"] for item in pending] == [review_id]
     assert pending[0]["pending_text"] == "All 12 tests pass.\nDetails follow."
     assert pending[0]["candidate"] == {"text": "All 12 tests pass.\nDetails follow."}
-    assert verigate_cli("review", "reject", review_id, "--store", str(path)).returncode == 0
+    assert verigate_cli("review", "reject", review_id, "--yes", "--store", str(path)).returncode == 0
     assert verigate_cli("review", "list", "--store", str(path)).stdout.strip() == "no pending reviews"
     for status, count in (("rejected", 1), ("approved", 0), ("all", 1)):
         listed = json.loads(verigate_cli("review", "list", "--store", str(path), "--status", status,
@@ -72,7 +76,7 @@ def test_show(held: tuple[Path, str], verigate_cli: Any) -> None:
 
 def test_approve_prints_the_released_answer_and_records_who(held: tuple[Path, str], verigate_cli: Any) -> None:
     path, review_id = held
-    result = verigate_cli("review", "approve", review_id, "--store", str(path), "--note", "checked by hand")
+    result = verigate_cli("review", "approve", review_id, "--yes", "--store", str(path), "--note", "checked by hand")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "All 12 tests pass.\nDetails follow.\n"
     with SqliteStore(path) as store:
@@ -81,10 +85,10 @@ def test_approve_prints_the_released_answer_and_records_who(held: tuple[Path, st
                                                                      "checked by hand")
         session = store.get_session("sess-1")
         assert session is not None and session.state == "completed"
-    again = verigate_cli("review", "approve", review_id, "--store", str(path), "--by", "someone-else")
+    again = verigate_cli("review", "approve", review_id, "--yes", "--store", str(path), "--by", "someone-else")
     assert again.returncode == 0
     assert again.stdout == result.stdout
-    refused = verigate_cli("review", "reject", review_id, "--store", str(path))
+    refused = verigate_cli("review", "reject", review_id, "--yes", "--store", str(path))
     assert refused.returncode == 2
     assert "already approved" in refused.stderr
     assert review_id in refused.stderr
@@ -92,7 +96,7 @@ def test_approve_prints_the_released_answer_and_records_who(held: tuple[Path, st
 
 def test_reject_with_by(held: tuple[Path, str], verigate_cli: Any) -> None:
     path, review_id = held
-    result = verigate_cli("review", "reject", review_id, "--store", str(path), "--by", "carol")
+    result = verigate_cli("review", "reject", review_id, "--yes", "--store", str(path), "--by", "carol")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"rejected {review_id} by carol")
     with SqliteStore(path) as store:
@@ -103,7 +107,8 @@ def test_reject_with_by(held: tuple[Path, str], verigate_cli: Any) -> None:
 def test_an_unknown_review_id_exits_2_naming_it(held: tuple[Path, str], verigate_cli: Any) -> None:
     path, _ = held
     for command in ("show", "approve", "reject"):
-        result = verigate_cli("review", command, "rv_missing", "--store", str(path))
+        confirm = () if command == "show" else ("--yes",)
+        result = verigate_cli("review", command, "rv_missing", "--store", str(path), *confirm)
         assert result.returncode == 2
         assert "rv_missing" in result.stderr
         assert "Traceback" not in result.stderr
@@ -118,7 +123,7 @@ def test_the_store_and_expiry_come_from_verigate_yaml(tmp_path: Path, verigate_c
     assert listed.returncode == 0, listed.stderr
     assert [item["review_id"] for item in json.loads(listed.stdout)] == [fresh]
     assert f"expired {old}" in listed.stderr
-    approve = verigate_cli("review", "approve", old)
+    approve = verigate_cli("review", "approve", old, "--yes")
     assert approve.returncode == 2
     assert "already expired" in approve.stderr
     verified = verigate_cli("ledger", "verify")
@@ -136,7 +141,7 @@ def test_a_missing_store_is_an_error_not_a_new_file(tmp_path: Path, verigate_cli
 
 def test_ledger_verify_exit_codes(held: tuple[Path, str], tmp_path: Path, verigate_cli: Any) -> None:
     path, review_id = held
-    assert verigate_cli("review", "approve", review_id, "--store", str(path)).returncode == 0
+    assert verigate_cli("review", "approve", review_id, "--yes", "--store", str(path)).returncode == 0
     with SqliteStore(path) as store:
         store.append_ledger("verification_policy", {"action": "accept"})
     ok = verigate_cli("ledger", "verify", "--store", str(path), "--json")
@@ -172,7 +177,7 @@ def test_terminal_escapes_in_held_text_are_shown_not_obeyed(tmp_path: Path, veri
         assert "\x1b" not in output and "\x07" not in output and "\u202e" not in output
         assert "\\x1b[2J" in output and "\\u202eevil" in output
     assert "line two\tok 日本語" in shown
-    approved = verigate_cli("review", "approve", review_id, "--store", str(path)).stdout
+    approved = verigate_cli("review", "approve", review_id, "--yes", "--store", str(path)).stdout
     assert approved == text + "\n"  # the released answer itself is handed over unchanged
 
 
@@ -182,12 +187,40 @@ def test_a_locked_store_exits_2_saying_so_and_the_review_waits(held: tuple[Path,
     (tmp_path / "verigate.yaml").write_text("store:\n  lock_timeout_s: 0.3\n")
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
-    locked = verigate_cli("review", "approve", review_id, "--store", str(path))
+    locked = verigate_cli("review", "approve", review_id, "--yes", "--store", str(path))
     assert locked.returncode == 2
     assert "locked by another process" in locked.stderr
     assert locked.stdout == ""  # nothing released while the decision could not be recorded
     other.execute("COMMIT")
     other.close()
-    released = verigate_cli("review", "approve", review_id, "--store", str(path))
+    released = verigate_cli("review", "approve", review_id, "--yes", "--store", str(path))
     assert released.returncode == 0, released.stderr
     assert released.stdout == "All 12 tests pass.\nDetails follow.\n"
+
+
+def test_a_resolution_without_a_terminal_or_yes_is_refused(held: tuple[Path, str], verigate_cli: Any) -> None:
+    # an agent running the command from its own tool shell has no terminal: nothing is resolved
+    path, review_id = held
+    for command in ("approve", "reject"):
+        result = verigate_cli("review", command, review_id, "--store", str(path))
+        assert result.returncode == 2
+        assert "interactive terminal" in result.stderr
+    shown = verigate_cli("review", "show", review_id, "--store", str(path), "--json")
+    assert json.loads(shown.stdout)["status"] == "pending"
+
+
+@pytest.mark.parametrize(("typed", "expected_status"), [("yes", "approved"), ("no", "pending")])
+def test_a_person_confirms_at_a_terminal(held: tuple[Path, str], typed: str, expected_status: str) -> None:
+    path, review_id = held
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "verigate", "review", "approve", review_id, "--store",
+                                str(path)], stdin=terminal, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    prompt = b""
+    while b"type 'yes'" not in prompt:
+        prompt += os.read(controller, 1024)
+    os.write(controller, typed.encode() + b"\n")
+    process.communicate(timeout=60)
+    os.close(controller)
+    with SqliteStore(path) as store:
+        assert store.get_review(review_id).status == expected_status

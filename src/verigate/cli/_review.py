@@ -121,11 +121,31 @@ def _parser() -> argparse.ArgumentParser:
         resolve.add_argument("--by", default=None, help="who decides (default: the OS user name)")
         resolve.add_argument("--note", default="", help="why (the ledger keeps its sha256)")
         resolve.add_argument("--store", metavar="PATH", help=store_help)
+        resolve.add_argument("--yes", action="store_true",
+                             help="decide without the interactive confirmation (for an operator's own script)")
     return parser
+
+
+def _confirmed(args: argparse.Namespace) -> bool:
+    """A resolution is a person's decision: confirm at a terminal, or take an explicit --yes.
+
+    An agent that runs this command from its own shell has neither a terminal nor a reason to pass --yes by
+    accident; the self-gate PreToolUse hardening also denies the command to the agent.
+    """
+    if args.yes:
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print(f"verigate review {args.command}: refusing without an interactive terminal; a person confirms at "
+              "a terminal, or an operator's script passes --yes", file=sys.stderr)
+        return False
+    print(f"{args.command} {args.review_id}? type 'yes' to confirm: ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() == "yes"
 
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("approve", "reject") and not _confirmed(args):
+        return 2
     store = open_cli_store(args.store, expire=True)
     try:
         _run(store, args)
