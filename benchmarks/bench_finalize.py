@@ -28,11 +28,14 @@ async def judge_function(request: ChatRequest) -> str:
 
 
 def candidate(index: int) -> Candidate:
+    """Texts differ per call, as they do in real runs (the gate remembers the redaction of short recurring texts:
+    identical candidates would measure that memory, not redaction); tool names and input keys recur."""
     return Candidate(
-        request="Fix the failing test in calc.py and run the test suite.",
-        final_text="Fixed calc.add(); the suite passes: 12 passed.",
-        tool_calls=(ToolObservation("Edit", {"path": "calc.py"}, "ok", True),
-                    ToolObservation("Bash", {"command": "pytest -q"}, "12 passed in 0.21s", True)),
+        request=f"Fix the failing test test_add_{index} in calc.py and run the test suite.",
+        final_text=f"Fixed calc.add() for case {index}; the suite passes: 12 passed.",
+        tool_calls=(ToolObservation("Edit", {"path": f"calc_{index}.py"}, "ok", True),
+                    ToolObservation("Bash", {"command": f"pytest -q -k {index}"}, f"12 passed in 0.{index}s",
+                                    True)),
         session_id=f"bench-{index}",
         contains_personal_data=False,
     )

@@ -39,6 +39,7 @@ from .._models import (
 )
 from .._plugins import PluginManager, create_manager, handlers, merged_registry
 from ..judge._base import JudgeConfig, JudgeEngine, JudgeRequest
+from ..redact._base import RedactionResult
 from ..redact._egress import Egress
 from ..store._base import Store
 from ._convert import parse_candidate, unstructure
@@ -86,9 +87,31 @@ def skipping_public_verification() -> Iterator[None]:
         _SKIP.reset(token)
 
 
-#: short strings (names, codes, actions) recur in every record: their redaction is remembered per gate
+#: short strings (tool names, keys, codes, actions) recur in every finalize: their redaction is remembered per gate
 _CACHED_TEXT_CHARS = 200
 _CACHE_ENTRIES = 4096
+
+
+@attrs.frozen
+class _MemoEgress(Egress):
+    """The gate's redactors for one finalize, remembering results (redaction is a function of the text): any text
+    for this finalize (a verdict or hook record is stored twice), short texts for the gate's lifetime."""
+
+    shared: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False)
+    own: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False)
+
+    def text(self, text: str) -> RedactionResult:
+        short = len(text) <= _CACHED_TEXT_CHARS
+        found = (self.shared if short else self.own).get(text)
+        if found is None:
+            found = super().text(text)
+            if not short:
+                self.own[text] = found
+            else:
+                if len(self.shared) >= _CACHE_ENTRIES:  # a long-running gate keeps what recurs lately
+                    self.shared.clear()
+                self.shared[text] = found
+        return found
 
 
 @attrs.define
@@ -99,7 +122,6 @@ class _Records:
 
     store: Store
     egress: Egress
-    cache: dict[str, str]
     errors: list[str] = attrs.field(factory=list)
     store_failed: bool = False
 
@@ -125,14 +147,7 @@ class _Records:
     def clean(self, value: Any) -> Any:
         """Every string value redacted (mapping keys are kept: here they are verigate's own field names)."""
         if isinstance(value, str):
-            if not value:
-                return value
-            redacted = self.cache.get(value)
-            if redacted is None:
-                redacted = self.egress.text(value).text
-                if len(value) <= _CACHED_TEXT_CHARS and len(self.cache) < _CACHE_ENTRIES:
-                    self.cache[value] = redacted
-            return redacted
+            return self.egress.text(value).text if value else value
         if isinstance(value, Mapping):
             return {key: self.clean(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
@@ -211,7 +226,7 @@ class Gate:
         self.judge = judge
         self.egress = egress
         self._owns_store = owns_store
-        self._redaction_cache: dict[str, str] = {}
+        self._redaction_cache: dict[str, RedactionResult] = {}
         self._structural = handlers(manager, "verigate_structural_check")
         self._pre_verify = handlers(manager, "verigate_pre_verify")
         self._post_verify = handlers(manager, "verigate_post_verify")
@@ -303,7 +318,8 @@ class Gate:
     async def _finalize(
         self, candidate: Candidate, termination: Termination, deadline: float | None, skip: bool
     ) -> FinalizeResult:
-        records = _Records(self.store, self.egress, self._redaction_cache)
+        egress = _MemoEgress(self.egress.redactors, self._redaction_cache)
+        records = _Records(self.store, egress)
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
         candidate, redacted, stored_candidate = await asyncio.to_thread(self._begin, candidate, records)
         attempt = candidate.attempt
@@ -320,7 +336,7 @@ class Gate:
         findings = tuple(structural.decisions)
         judge_verdict = None
         if not judge_is_skipped(findings, hook_error=structural.error or pre_verify.error):
-            judge_verdict = await self._call_judge(redacted, strengthen, deadline)
+            judge_verdict = await self._call_judge(redacted, strengthen, deadline, egress)
         verdict = combine_verdict(findings, strengthen, judge_verdict)
         policy_input = PolicyInput(
             structural_findings=findings,
@@ -353,7 +369,7 @@ class Gate:
         attempt = self._attempt(candidate, records)
         if attempt != candidate.attempt:  # hooks, judge and records all see the attempt that counts
             candidate = attrs.evolve(candidate, attempt=attempt)
-        redacted = self._redact(candidate)
+        redacted = self._redact(candidate, records.egress)
         stored_candidate = unstructure(redacted.candidate)
         records.write("begin_attempt", self.store.begin_attempt, candidate.session_id, attempt, stored_candidate)
         return candidate, redacted, stored_candidate
@@ -397,9 +413,10 @@ class Gate:
         records.write("reset_request", self.store.reset_request, candidate.session_id)
         return candidate.attempt
 
-    def _redact(self, candidate: Candidate) -> _Redacted:
+    @staticmethod
+    def _redact(candidate: Candidate, egress: Egress) -> _Redacted:
         try:
-            redacted, findings = self.egress.candidate(candidate)
+            redacted, findings = egress.candidate(candidate)
         except Exception as exc:  # fail closed: nothing unredacted leaves the process
             log.error("redaction failed; the candidate is withheld from the judge and the store: %s", exc)
             withheld = attrs.evolve(
@@ -411,7 +428,8 @@ class Gate:
         )
         return _Redacted(redacted, personal)
 
-    async def _call_judge(self, redacted: _Redacted, strengthen: Strengthen, deadline: float | None) -> Verdict:
+    async def _call_judge(self, redacted: _Redacted, strengthen: Strengthen, deadline: float | None,
+                          egress: Egress) -> Verdict:
         """One judge call, no tools, under min(judge timeout ≤ 120 s, remaining deadline); every failure is a
         verification_error verdict with its reason code."""
         config = self.config.judge
@@ -421,8 +439,8 @@ class Gate:
         if redacted.error is not None:
             return Verdict.verification_error("redaction_error", engine=engine)
         try:
-            extra = [self.egress.text(text) for text in strengthen.requirements]
-            known_misses = tuple(self.egress.text(code).text for code in strengthen.additional_misses)
+            extra = [egress.text(text) for text in strengthen.requirements]
+            known_misses = tuple(egress.text(code).text for code in strengthen.additional_misses)
         except Exception as exc:  # a redactor failed on a hook's requirement
             log.error("redaction of PreVerify requirements failed: %s", exc)
             return Verdict.verification_error("redaction_error", engine=engine)
@@ -550,6 +568,8 @@ class Gate:
 
     def _earlier_attempts(self, session_id: str, attempt: int, records: _Records) -> list[Candidate]:
         """The stored (redacted) candidates of this request's earlier attempts, last stored per number."""
+        if attempt == 0:  # the first attempt has none (numbers are never negative): no read, no parsing
+            return []
         try:
             stored = self.store.attempts(session_id)
         except Exception as exc:

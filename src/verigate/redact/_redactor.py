@@ -32,6 +32,8 @@ def as_text(data: str | bytes) -> str:
     str) become U+FFFD, so binary input never crashes a redactor and its output is always encodable."""
     if isinstance(data, bytes):
         return data.decode("utf-8", errors="replace")
+    if data.isascii():  # constant time for a str: ASCII is always encodable
+        return data
     try:
         data.encode("utf-8")
     except UnicodeEncodeError:
@@ -105,6 +107,8 @@ class RulePackRedactor:
             return any(start <= match.start and match.end <= end for start, end in protected)
 
         matches = [match for match in self.ruleset.scan(scanned) if not inside_placeholder(match)]
+        if not matches:
+            return RedactionResult(scanned)
         regions = _regions([match for match in matches if not match.suppressed])
         numbers: dict[str, dict[str, int]] = {}
         pieces: list[str] = []
