@@ -28,6 +28,14 @@ def read_hook_input(stream: TextIO) -> dict[str, Any]:
     return data
 
 
+def _write_text(stream: TextIO, text: str) -> None:
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+    stream.flush()
+
+
 def run_hook(
     handler: Callable[[dict[str, Any]], HookAnswer],
     on_internal_error: Callable[[str], HookAnswer],
@@ -43,16 +51,24 @@ def run_hook(
     stderr = stderr or sys.stderr
     try:
         code, payload, message = handler(read_hook_input(stdin))
-    except Exception as exc:  # fail closed on anything, including bugs
+    except BaseException as exc:  # fail closed on anything: bugs, a plug-in's sys.exit(0),
+        # asyncio.CancelledError, KeyboardInterrupt; each would otherwise end the process in a host-"proceed" state
         reason = f"verigate hook error: {type(exc).__name__}: {exc}"
         if not isinstance(exc, InputError):
             import traceback  # only on this path: the module costs milliseconds on every hook call
 
-            traceback.print_exc(file=stderr)
-        code, payload, message = on_internal_error(reason)
-    if payload is not None:
-        stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    if message:
-        stderr.write(message.rstrip("\n") + "\n")
-    stdout.flush()
+            traceback.print_exception(exc, file=stderr)
+        try:
+            code, payload, message = on_internal_error(reason)
+        except BaseException:  # the error answer itself failed: block with the plain reason
+            code, payload, message = 2, None, reason
+    try:
+        if payload is not None:
+            # ASCII JSON (\u escapes): a host pipe in a legacy code page must never make the answer unwritable
+            stdout.write(json.dumps(payload, ensure_ascii=True) + "\n")
+            stdout.flush()
+        if message:
+            _write_text(stderr, message.rstrip("\n") + "\n")
+    except BaseException:  # an answer that cannot be written is no answer: block
+        return 2
     return code if code != 1 else 2  # exit 1 is fail-open for the hosts: never use it
