@@ -3,7 +3,6 @@ transcripts, a loopback OpenAI-compatible judge, the real SQLite store."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -113,12 +112,6 @@ def test_judge_down_fails_closed_into_review(project: Path) -> None:
     assert "judge" in run.output["systemMessage"]  # type: ignore[index]
 
 
-def test_invalid_stdin_blocks_with_a_reason_and_never_exits_1() -> None:
-    run = run_hook_process("claude-code", "stop", "not json at all")
-    assert run.code in (0, 2)
-    assert run.blocked and "could not read the Stop hook input" in run.output["reason"]  # type: ignore[index]
-
-
 def test_codex_stop(project: Path, judge: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     judge.reply_text(FAIL)
     judge.reply_text(PASS)
@@ -201,28 +194,21 @@ def test_judge_down_never_blocks(project: Path) -> None:
 
 
 @pytest.mark.usefixtures("in_process")
-@pytest.mark.parametrize("stdin", ["[1, 2]", '{"session_id": 7}', '{"session_id": "s"}'])
-def test_unusable_input_blocks_with_a_reason(stdin: str) -> None:
-    from verigate.hooks._protocol import run_hook
-    from verigate.hooks._stop import _Run
-
-    out = io.StringIO()
-    run = _Run("claude-code", "stop")
-    assert run_hook(run.handle, run.on_error, stdin=io.StringIO(stdin), stdout=out, stderr=io.StringIO()) == 0
-    answer = json.loads(out.getvalue())
-    assert answer["decision"] == "block" and answer["reason"].startswith(FEEDBACK_MARKER)
-
-
-@pytest.mark.usefixtures("in_process")
-def test_internal_error_blocks_once_then_hands_over(project: Path) -> None:
+def test_internal_error_blocks_once_then_hands_over_until_a_stop_gets_through(project: Path,
+                                                                               judge: JudgeServer) -> None:
     payload = stop_payload(project, "sess-err", project / "missing.jsonl", last_message=ANSWER)
-    runs = [run_hook_in_process("claude-code", "stop", payload) for _ in range(3)]
-    assert [run.blocked for run in runs] == [True, False, True]
+    runs = [run_hook_in_process("claude-code", "stop", dict(payload, stop_hook_active=index % 2 == 1))
+            for index in range(6)]
+    assert [run.blocked for run in runs] == [True] + [False] * 5  # a persistent error blocks once, never again
     assert all(run.code == 0 for run in runs)
     assert "transcript" in runs[0].output["reason"]  # type: ignore[index]
-    assert runs[1].pending
+    assert all(run.pending for run in runs[1:])
     (review_id,) = set(REVIEW_ID.findall(runs[1].output["stopReason"]))  # type: ignore[index]
     assert review_status(project, review_id) == "pending"
+    judge.reply_text(PASS)  # the transcript is back: a Stop gets through and the error count starts again
+    transcript(project, "sess-err")
+    assert run_hook_in_process("claude-code", "stop", stop(project, "sess-err")).allowed_silently
+    assert run_hook_in_process("claude-code", "stop", payload).blocked
 
 
 @pytest.mark.usefixtures("in_process")

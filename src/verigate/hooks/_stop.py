@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from .._errors import InputError
+from .._errors import ConfigError, InputError
 from ._protocol import HookAnswer, Host, run_hook
 from ._stop_state import StopState, load_state, save_state
 
@@ -20,12 +22,15 @@ if TYPE_CHECKING:
     from ..transcripts import Turn
 
 __all__ = [
+    "DEADLINE_ENV",
+    "DEFAULT_DEADLINE_S",
     "FEEDBACK_MARKER",
     "PROJECT_DIR_ENV",
     "StopInput",
     "claude_stop",
     "claude_subagent_stop",
     "codex_stop",
+    "hook_deadlines",
     "parse_stop_input",
 ]
 
@@ -38,6 +43,12 @@ PROJECT_DIR_ENV = "VERIGATE_PROJECT_DIR"
 #: the block reason is an instruction to the agent; the judge's full reflection stays in the store
 MAX_REASON_CHARS = 1500
 PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
+#: the whole hook's time budget in seconds: a host kills a hook past its own timeout and lets the agent stop
+#: unverified, so the hook must answer first (the example settings give the Stop hook 180 s)
+DEADLINE_ENV = "VERIGATE_HOOK_DEADLINE_S"
+DEFAULT_DEADLINE_S = 150.0
+#: kept back from the budget for filing a review and writing the answer (at most a tenth of the budget)
+ANSWER_MARGIN_S = 10.0
 
 
 @attrs.frozen
@@ -86,9 +97,6 @@ def parse_stop_input(data: Mapping[str, Any], host: Host, event: Event,
         agent_id = _text_field(data, "agent_id", required=True)
         session_key = f"{session_id}/agent/{agent_id}"
         transcript = _text_field(data, "agent_transcript_path") or transcript
-    active = data.get("stop_hook_active", False)
-    if not isinstance(active, bool):
-        raise InputError("stop_hook_active must be true or false", source="<stdin>", field="stop_hook_active")
     return StopInput(
         host=host,
         event=event,
@@ -97,9 +105,36 @@ def parse_stop_input(data: Mapping[str, Any], host: Host, event: Event,
         project_dir=project_dir,
         transcript_path=Path(transcript) if transcript else None,
         last_assistant_message=_text_field(data, "last_assistant_message"),
-        stop_hook_active=active,
+        stop_hook_active=_stop_hook_active(data) is True,
         turn_id=_text_field(data, "turn_id"),
     )
+
+
+def _stop_hook_active(data: Mapping[str, Any]) -> bool | None:
+    """The host's one-bit loop hint, read leniently (None when the input does not carry it): it only ever makes
+    the hook hand over sooner, so a value of an unknown shape counts as set instead of failing the input."""
+    if "stop_hook_active" not in data:
+        return None
+    return data["stop_hook_active"] not in (None, False, 0, "", "false", "False", "0")
+
+
+def hook_deadlines(started: float, environ: Mapping[str, str] | None = None) -> tuple[float, float]:
+    """(the deadline given to ``Gate.finalize``, the moment the hook stops waiting for it), as absolute
+    :func:`time.monotonic` values: ``started`` plus ``VERIGATE_HOOK_DEADLINE_S`` (default 150 s) minus a margin
+    kept for answering — the whole margin for the judge, half of it for the rest of finalize."""
+    environ = os.environ if environ is None else environ
+    text = environ.get(DEADLINE_ENV, "").strip()
+    budget = DEFAULT_DEADLINE_S
+    if text:
+        try:
+            budget = float(text)
+        except ValueError:
+            budget = math.nan
+        if not math.isfinite(budget) or budget <= 0:
+            raise ConfigError(f"{DEADLINE_ENV} must be a positive number of seconds, not {text!r}",
+                              source="environment", field=DEADLINE_ENV)
+    margin = min(ANSWER_MARGIN_S, budget / 10)
+    return started + budget - margin, started + budget - margin / 2
 
 
 # ------------------------------------------------------------------------------------------- answers
@@ -126,8 +161,8 @@ def _pending(review_id: str | None, why: str) -> HookAnswer:
     else:
         headline = f"{PENDING_STATUS}: the review could not be stored"
         where = "the review could not be stored; the answer stays in the transcript"
-    return _allow_with_message(headline, f"{headline}. verigate could not verify the agent's last answer ({why}); "
-                               f"do not rely on it until a person has checked it: {where}.")
+    return _allow_with_message(headline, f"{headline}. The agent's last answer is NOT verified: verigate could not "
+                               f"verify it ({why}). Do not rely on it until a person has checked it: {where}.")
 
 
 def _answer(result: FinalizeResult) -> HookAnswer:
@@ -154,49 +189,11 @@ def _turn(stop: StopInput) -> Turn:
     if stop.transcript_path is None:
         raise InputError("the hook input has no transcript_path: the request cannot be read", source="<stdin>",
                          field="transcript_path")
-    if stop.event == "subagent-stop":
-        return _subagent_turn(stop.transcript_path, stop.host)
-    return last_turn(stop.transcript_path, host=stop.host)
+    return last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
 
 
-def _subagent_turn(path: Path, host: Host) -> Turn:
-    """``last_turn`` for a sub-agent transcript, whose lines are all sidechain lines (last_turn skips those)."""
-    from ..transcripts import AssistantText, CallPairer, ToolCall, ToolResult, ToolUse, Turn, UserPrompt, read
-
-    transcript = read(path, host=host)
-    request, final_message = "", ""
-    final_parts: list[str] = []
-    calls: list[ToolCall] = []
-    pairer = CallPairer()
-    try:
-        for event in transcript:
-            if isinstance(event, UserPrompt) and event.origin in ("typed", "command"):
-                request, final_parts, final_message, calls, pairer = event.text, [], "", [], CallPairer()
-            elif isinstance(event, AssistantText):
-                if not event.message_id or event.message_id != final_message:
-                    final_parts = []
-                final_parts.append(event.text)
-                final_message = event.message_id
-            elif isinstance(event, ToolUse):
-                calls.extend(pairer.add_use(event))
-            elif isinstance(event, ToolResult):
-                calls.extend(pairer.add_result(event))
-    except OSError as exc:
-        raise InputError(f"cannot read transcript: {exc}", source=str(path)) from exc
-    calls.extend(pairer.flush())
-    from .._models import ToolObservation
-
-    observations = tuple(
-        ToolObservation(call.use.name, call.use.input, call.result.text if call.result else "", call.ok)
-        for call in calls
-    )
-    return Turn(request, "\n\n".join(final_parts), observations, transcript.warnings)
-
-
-def _request_of(turn: Turn, gate: Gate, session_key: str) -> str:
-    """The person's request; when the latest prompt is verigate's own feedback, the request it answers."""
-    if FEEDBACK_MARKER not in turn.request:
-        return turn.request
+def _stored_request(gate: Gate, session_key: str) -> str:
+    """The request verigate's own feedback answers, as the store holds it (redacted)."""
     stored = gate.store.attempts(session_key)
     if stored and isinstance(stored[0].get("request"), str):
         return str(stored[0]["request"])
@@ -219,6 +216,10 @@ def _candidate(stop: StopInput, turn: Turn, request: str) -> Candidate:
         session_id=stop.session_key,
         turn_id=stop.turn_id,
     )
+
+
+def _is_project(folder: Path) -> bool:
+    return (folder / "verigate.yaml").is_file() or (folder / ".verigate").is_dir()
 
 
 def _open_gate(project_dir: Path) -> Gate:
@@ -244,35 +245,85 @@ def _project_store_url(url: str, project_dir: Path) -> str:
 # ------------------------------------------------------------------------------------------- the hook
 
 
+@attrs.frozen
+class _ErrorContext:
+    """What the error path could still learn from the input: where to count and file a review, and the flag."""
+
+    #: the folder holding the counter file and the store (None: neither is reachable)
+    project_dir: Path | None
+    session_key: str
+    #: the host's flag; None when the input does not carry one
+    stop_hook_active: bool | None
+    last_assistant_message: str = ""
+    turn_id: str = ""
+
+
+def _error_context(stop: StopInput | None, raw: Mapping[str, Any] | None, host: Host, event: Event,
+                   environ: Mapping[str, str]) -> _ErrorContext:
+    """The parsed input when there is one; else whatever the raw input still says, read leniently. A folder the
+    input names only counts as the project when it already is a verigate project (verigate.yaml or .verigate/):
+    the error path never creates a store in a folder nobody chose."""
+    raw = raw or {}
+    active = _stop_hook_active(raw)
+    if stop is not None:
+        return _ErrorContext(stop.project_dir, stop.session_key, active, stop.last_assistant_message, stop.turn_id)
+
+    def text(name: str) -> str:
+        value = raw.get(name)
+        return value if isinstance(value, str) else ""
+
+    folders = [environ.get("CLAUDE_PROJECT_DIR", "") if host == "claude-code" else "", text("cwd")]
+    project_dir = next((Path(folder) for folder in folders if folder and _is_project(Path(folder))), None)
+    # an input without a readable session still gets a counter: shared by every such input of the project, it
+    # only makes the hook hand over sooner
+    session_key = text("session_id") or "<unreadable hook input>"
+    if event == "subagent-stop":
+        session_key = f"{session_key}/agent/{text('agent_id') or '<no agent_id>'}"
+    return _ErrorContext(project_dir, session_key, active, text("last_assistant_message"), text("turn_id"))
+
+
 @attrs.define
 class _Run:
     """What one invocation has learned so far; the error path uses it to count failures per session."""
 
     host: Host
     event: Event
+    #: time.monotonic() when the hook started: the time budget counts from here
+    started: float = attrs.field(factory=time.monotonic)
+    raw: dict[str, Any] | None = None
     stop: StopInput | None = None
 
     def handle(self, data: dict[str, Any]) -> HookAnswer:
         import asyncio
 
-        from .._models import Termination, TerminationReason
-
+        self.raw = data
         stop = self.stop = parse_stop_input(data, self.host, self.event)
+        deadline, give_up = hook_deadlines(self.started)
         os.environ[PROJECT_DIR_ENV] = str(stop.project_dir)
         state = load_state(stop.project_dir, stop.session_key)
         turn = _turn(stop)
         with _open_gate(stop.project_dir) as gate:
-            request = _request_of(turn, gate, stop.session_key)
-            request_sha = _sha256(request)
-            if request_sha != state.request_sha256:
-                state = StopState(request_sha256=request_sha)
-                session = gate.store.get_session(stop.session_key)
-                if session is not None and session.follow_up:
-                    # a new request while a revise of the previous one was outstanding: start it afresh
-                    gate.store.reset_request(stop.session_key)
+            if FEEDBACK_MARKER in turn.request:
+                # verigate's own feedback: the same request goes on (the stored copy is redacted, so its sha
+                # never matches the raw request's; the counters stay those of the raw request)
+                request = _stored_request(gate, stop.session_key)
+            else:
+                request = turn.request
+                request_sha = _sha256(request)
+                if request_sha != state.request_sha256:
+                    state = StopState(request_sha256=request_sha)
+                    session = gate.store.get_session(stop.session_key)
+                    if session is not None and session.follow_up:
+                        # a new request while a revise of the previous one was outstanding: start it afresh
+                        gate.store.reset_request(stop.session_key)
             candidate = _candidate(stop, turn, request)
-            result = asyncio.run(gate.finalize(candidate, Termination(TerminationReason.NATURAL)))
-            if result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
+            result = asyncio.run(_finalize_until(gate, candidate, deadline, give_up))
+            if result is None:
+                reason = "verification_time_budget_exhausted: the gate did not finish within the hook's time budget"
+                answer = _pending(_store_review(gate, stop.session_key, "escalate_verification_error", reason,
+                                                candidate), reason)
+                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
+            elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
                 answer = self._loop_guard(gate, candidate, state)
                 state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
             else:
@@ -290,22 +341,54 @@ class _Run:
         return _pending(review_id, reason)
 
     def on_error(self, reason: str) -> HookAnswer:
-        """Fail closed without looping: block on a session's first consecutive error, then pending review."""
-        stop = self.stop
-        if stop is None:  # unreadable input: nothing to count against
-            return _block(f"verigate could not read the Stop hook input ({reason}); the answer is not verified.")
+        """Fail closed without looping: the first error in a row blocks (the next Stop retries); a repeated one
+        files a pending review, or — when no store is reachable — lets the agent stop with the answer marked
+        unverified. The count stays until a Stop gets through, so a persistent error blocks once, never again."""
         try:
-            state = load_state(stop.project_dir, stop.session_key)
-            errors = state.errors_in_row + 1
-            save_state(stop.project_dir, stop.session_key,
-                       attrs.evolve(state, errors_in_row=0 if errors > 1 else errors, blocks_in_row=0))
-        except Exception as exc:  # no counter: the host's one-bit flag is the last loop guard left
-            reason = f"{reason}; the error counter is unusable too ({type(exc).__name__}: {exc})"
-            errors = 2 if stop.stop_hook_active else 1
-        if errors == 1:
-            return _block(f"verigate could not verify this answer ({reason}). Stop again to retry; if it fails "
-                          "again, the answer goes to a person for review.")
-        return _pending(_review_after_error(stop, reason), reason)
+            context = _error_context(self.stop, self.raw, self.host, self.event, os.environ)
+            repeated, reason = _count_error(context, reason)
+            if not repeated:
+                return _block(f"verigate could not verify this answer ({reason}). Stop again to retry; if it fails "
+                              "again, the answer goes to a person for review.")
+            return _pending(_review_after_error(context, reason), reason)
+        except Exception as exc:  # the error path itself failed: hand over rather than risk a loop
+            return _pending(None, f"{reason}; then {type(exc).__name__}: {exc}")
+
+
+def _count_error(context: _ErrorContext, reason: str) -> tuple[bool, str]:
+    """(is this error a repeat, the reason to show). Counted in the session's state file; without one, the host's
+    ``stop_hook_active`` says whether this Stop already follows a block — and when the input does not carry it
+    either, nothing tells a first error from the hundredth, so it counts as a repeat (a block could loop)."""
+    if context.project_dir is None:
+        return _repeated_by_flag(context, f"{reason}; no project to keep an error counter in")
+    try:
+        state = load_state(context.project_dir, context.session_key)
+        save_state(context.project_dir, context.session_key,
+                   attrs.evolve(state, errors_in_row=state.errors_in_row + 1))
+    except Exception as exc:  # no counter: the host's one-bit flag is the last loop guard left
+        return _repeated_by_flag(context, f"{reason}; the error counter is unusable too ({type(exc).__name__}: "
+                                          f"{exc})")
+    return state.errors_in_row > 0, reason
+
+
+def _repeated_by_flag(context: _ErrorContext, reason: str) -> tuple[bool, str]:
+    if context.stop_hook_active is None:
+        return True, f"{reason}; the input has no stop_hook_active either"
+    return context.stop_hook_active, reason
+
+
+async def _finalize_until(gate: Gate, candidate: Candidate, deadline: float, give_up: float) -> FinalizeResult | None:
+    """``Gate.finalize`` with the hook's deadline (it bounds the judge); None when the rest of finalize (hook
+    stages, store) runs past ``give_up`` too — the answer must reach the host before its own timeout."""
+    import asyncio
+
+    from .._models import Termination, TerminationReason
+
+    finalize = gate.finalize(candidate, Termination(TerminationReason.NATURAL), deadline=deadline)
+    try:
+        return await asyncio.wait_for(finalize, timeout=max(0.0, give_up - time.monotonic()))
+    except TimeoutError:
+        return None
 
 
 def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str, candidate: Candidate) -> str:
@@ -323,15 +406,17 @@ def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str,
     )
 
 
-def _review_after_error(stop: StopInput, reason: str) -> str | None:
+def _review_after_error(context: _ErrorContext, reason: str) -> str | None:
     """A pending review for the failed verification, holding the final answer when it can be read."""
     from .._models import Candidate
 
+    if context.project_dir is None:
+        return None
     try:
-        with _open_gate(stop.project_dir) as gate:
-            candidate = Candidate("", stop.last_assistant_message, session_id=stop.session_key,
-                                  turn_id=stop.turn_id)
-            return _store_review(gate, stop.session_key, "escalate_hook_error", reason, candidate)
+        with _open_gate(context.project_dir) as gate:
+            candidate = Candidate("", context.last_assistant_message, session_id=context.session_key,
+                                  turn_id=context.turn_id)
+            return _store_review(gate, context.session_key, "escalate_hook_error", reason, candidate)
     except Exception:  # the store (or configuration) itself is what fails: say so, never block again
         return None
 
