@@ -52,7 +52,7 @@ from ._policy import (
     post_verify_action,
     unite_strengthen,
 )
-from ._stages import read_only, run_stage, run_structural
+from ._stages import is_own_bounded, read_only, run_stage, run_structural
 
 __all__ = [
     "PENDING_STATUS",
@@ -97,8 +97,8 @@ class _MemoEgress(Egress):
     """The gate's redactors for one finalize, remembering results (redaction is a function of the text): any text
     for this finalize (a verdict or hook record is stored twice), short texts for the gate's lifetime."""
 
-    shared: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False)
-    own: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False)
+    shared: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False, eq=False)
+    own: dict[str, RedactionResult] = attrs.field(factory=dict, repr=False, eq=False)
 
     def text(self, text: str) -> RedactionResult:
         short = len(text) <= _CACHED_TEXT_CHARS
@@ -231,6 +231,11 @@ class Gate:
         self._pre_verify = handlers(manager, "verigate_pre_verify")
         self._post_verify = handlers(manager, "verigate_post_verify")
         self._stop = handlers(manager, "verigate_stop")
+        # only verigate's own read-only checks: the candidate needs no read-only copy
+        self._needs_view = not all(
+            is_own_bounded(handler.function)
+            for stage in (self._structural, self._pre_verify, self._post_verify, self._stop) for handler in stage
+        )
 
     @classmethod
     def from_config(
@@ -328,7 +333,7 @@ class Gate:
                                            stored_candidate, records)
 
         timeout_s = self.config.hooks.timeout_s
-        view = read_only(candidate)
+        view = read_only(candidate) if self._needs_view else candidate
         structural = await run_structural(self._structural, {"candidate": view, "termination": termination},
                                           timeout_s)
         pre_verify = await run_stage("pre_verify", self._pre_verify, {"candidate": view}, timeout_s)

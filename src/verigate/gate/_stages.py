@@ -22,8 +22,9 @@ from .._models import (
 )
 from .._plugins import Handler
 from ..judge._clients import in_daemon_thread
+from ._builtin import verigate_structural_check
 
-__all__ = ["STRUCTURAL_CHECK_ERROR", "StageResult", "read_only", "run_stage", "run_structural"]
+__all__ = ["STRUCTURAL_CHECK_ERROR", "StageResult", "is_own_bounded", "read_only", "run_stage", "run_structural"]
 
 log = logging.getLogger("verigate.gate")
 HookSurface = Literal["pre_verify", "post_verify", "stop"]
@@ -96,6 +97,14 @@ def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
     return _declared(getattr(function, "__func__", function))
 
 
+def is_own_bounded(function: Callable[..., Any]) -> bool:
+    """verigate's own stage handlers that never await and only read: bounded regular-expression checks.
+
+    They are recognised by identity (a plug-in cannot claim it): such a handler gets the data itself instead of
+    a read-only copy and runs without a timeout, which could not interrupt it anyway (it never yields)."""
+    return function is verigate_structural_check
+
+
 async def _call(handler: Handler, arguments: Mapping[str, Any], timeout_s: float) -> Any:
     """Call one handler; async handlers on the loop, sync ones in a worker thread, both under the timeout.
 
@@ -103,6 +112,8 @@ async def _call(handler: Handler, arguments: Mapping[str, Any], timeout_s: float
     not even ``asyncio.run`` at exit."""
     accepted = _parameters(handler.function)
     kwargs = dict(arguments) if accepted is None else {k: v for k, v in arguments.items() if k in accepted}
+    if is_own_bounded(handler.function):
+        return await handler.function(**kwargs)
     async with asyncio.timeout(timeout_s):
         if inspect.iscoroutinefunction(handler.function):
             return await handler.function(**kwargs)
