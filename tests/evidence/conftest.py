@@ -10,7 +10,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest
-from evidence_helpers import HARNESS, merge_ready, produce_kwargs, receipt, state, write_task
+from evidence_helpers import HARNESS, make_complete, merge_ready, produce_kwargs, receipt, state, write_task
 
 from verigate.evidence import produce
 
@@ -28,6 +28,4 @@ def merge_task(tmp_path: Path) -> Path:
 def complete_ev(merge_task: Path) -> dict[str, Any]:
     """A synthetic complete EV: every field available (Phase 1 never produces one; the exit-0 path needs it)."""
     text = produce(merge_task, **produce_kwargs(routing_decisions="[]", harness_version_end=dict(HARNESS)))
-    record: dict[str, Any] = json.loads(text)
-    record.update(replan_count=0, cost_metrics={})
-    return record
+    return make_complete(json.loads(text))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import string
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -123,3 +125,25 @@ def produce_kwargs(**overrides: Any) -> dict[str, Any]:
                               "harness_version": copy.deepcopy(HARNESS)}
     kwargs.update(overrides)
     return kwargs
+
+
+def make_complete(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A synthetic complete EV from producer output run with ``routing_decisions`` and ``harness_version_end``:
+    replan_count and cost_metrics get values, recorded as injected (Phase 1 has no source for them)."""
+    complete = copy.deepcopy(dict(record))
+    complete.update(replan_count=0, cost_metrics={})
+    injected = [{"kind": "injected_value", "detail": field} for field in ("cost_metrics", "replan_count")]
+    complete["escalation"] = sorted([*complete["escalation"], *injected], key=lambda e: (e["kind"], e["detail"]))
+    return complete
+
+
+def secret_shaped(seed: int) -> dict[str, str]:
+    """Secret- and personal-data-shaped values made at test time (no real-looking token is committed)."""
+    rng = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+    name = "".join(rng.choices(string.ascii_lowercase, k=6))
+    return {
+        "github_token": "gh" + "p_" + "".join(rng.choices(alnum, k=36)),
+        "password": "pass" + "word=" + "".join(rng.choices(alnum, k=14)) + "9",
+        "email": f"{name}.{name[::-1]}@{name}-mail.de",
+    }

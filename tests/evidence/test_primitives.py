@@ -17,6 +17,7 @@ from verigate.evidence import (
     entry_id,
     load_entries,
     redact,
+    secret_scanner,
 )
 
 
@@ -77,10 +78,11 @@ def test_snapshot_trio_order_and_strictness() -> None:
 
 def test_redact_reduces_and_logs_each_class() -> None:
     text, logged = redact("see https://github.com/s977043/PlanGate/pull/940#issuecomment-5140067809 by @alice "
-                          "in /Users/alice/x.txt")
+                          "in /Users/alice/x.txt", secret_scanner())
     assert text == "see pr:940#comment:5140067809 by account:redacted in path:redacted"
     assert [kind for kind, _ in logged] == ["privacy_url_reduced", "privacy_absolute_path", "privacy_account_handle"]
-    assert redact("plain words, a/b, 2026/01/02, pr:940") == ("plain words, a/b, 2026/01/02, pr:940", [])
+    assert redact("plain words, a/b, 2026/01/02, pr:940", secret_scanner()) == \
+        ("plain words, a/b, 2026/01/02, pr:940", [])
 
 
 @pytest.mark.parametrize(("value", "fragment"), [
@@ -89,9 +91,10 @@ def test_redact_reduces_and_logs_each_class() -> None:
     ({"a": "hi @bob"}, "account"),
 ])
 def test_output_check_catches_every_class(value: object, fragment: str) -> None:
-    reasons = check_output_privacy(value)
+    reasons = check_output_privacy(value, secret_scanner())
     assert reasons and fragment in reasons[0]
 
 
 def test_output_check_passes_clean_values() -> None:
-    assert check_output_privacy({"a": ["pr:940#comment:1", "docs/working/TASK-0001/plan.md", "x@y"], "b": 1}) == []
+    assert check_output_privacy({"a": ["pr:940#comment:1", "docs/working/TASK-0001/plan.md", "x@y"], "b": 1},
+                                secret_scanner()) == []

@@ -10,7 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence_helpers import HARNESS, merge_ready, notice, produce_kwargs, receipt, state, write_task
+from evidence_helpers import (
+    HARNESS,
+    make_complete,
+    merge_ready,
+    notice,
+    produce_kwargs,
+    receipt,
+    secret_shaped,
+    state,
+    write_task,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,9 +33,8 @@ TASK = write_task(_SCRATCH, "TASK-0001", entries=[
     receipt("repair_review", 1, "F-2"), state("MERGE_READY"),
     merge_ready({"CI": "success", "lint": "success"}, {"F-1": "resolved"}, 1),
 ])
-COMPLETE: dict[str, Any] = json.loads(produce(TASK, **produce_kwargs(routing_decisions="[]",
-                                                                      harness_version_end=dict(HARNESS))))
-COMPLETE.update(replan_count=0, cost_metrics={})
+COMPLETE = make_complete(json.loads(produce(TASK, **produce_kwargs(routing_decisions="[]",
+                                                                    harness_version_end=dict(HARNESS)))))
 
 json_scalars = st.none() | st.booleans() | st.integers(-3, 100) | st.text(max_size=12) | st.just("unavailable")
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
@@ -62,10 +71,10 @@ def test_the_base_is_complete() -> None:
 
 
 #: injected or free-text fields: nothing in the task folder can re-derive them, so another valid value verifies
-#: (the verifier still holds them to the schema, the privacy check and the partial rules)
+#: (the verifier still holds them to the schema, the privacy check, the time order, the injection records and the
+#: partial rules); human_interventions and escalation are re-derived, so they are mutated like the rest
 NOT_DERIVABLE = frozenset({"run_id", "started_at", "completed_at", "repository", "harness_version",
-                           "routing_decisions", "replan_count", "cost_metrics", "human_interventions",
-                           "observation", "cause_hypothesis", "escalation"})
+                           "routing_decisions", "replan_count", "cost_metrics", "observation", "cause_hypothesis"})
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -58,11 +58,14 @@ def test_blocked_output_lists_eight_fields(tmp_path: Path) -> None:
 
 def test_unchecked_drift_alone_is_partial_and_other_escalations_are_not(complete_ev: dict[str, Any],
                                                                         merge_task: Path) -> None:
-    unchecked = {"kind": "harness_drift_unchecked", "detail": "x"}
+    def with_escalation(item: dict[str, str]) -> dict[str, Any]:
+        items = sorted([*complete_ev["escalation"], item], key=lambda e: (e["kind"], e["detail"]))
+        return {**complete_ev, "escalation": items}
+
     with pytest.raises(EvidencePartialError) as caught:
-        verify({**complete_ev, "escalation": [unchecked]}, merge_task)
+        verify(with_escalation({"kind": "harness_drift_unchecked", "detail": "x"}), merge_task)
     assert caught.value.reasons == ("unverified:harness_drift_unchecked",)
-    verify({**complete_ev, "escalation": [{"kind": "unknown_record_kind", "detail": "notice"}]}, merge_task)
+    verify(with_escalation({"kind": "unknown_record_kind", "detail": "notice"}), merge_task)
 
 
 def test_nested_unavailable_is_listed_at_any_depth(complete_ev: dict[str, Any], merge_task: Path) -> None:

@@ -23,6 +23,7 @@ from ._harness import corpus_hash, harness_version
 from ._privacy import check_output_privacy, redact
 from ._produce import produce
 from ._producer import Injected, TaskSources, build_evidence
+from ._scrub import secret_scanner
 from ._sources import read_arbiter_records, read_c3, read_record, read_task_sources, repository_name
 from ._verify import unavailable_paths, verify
 
@@ -52,6 +53,7 @@ __all__ = [
     "read_task_sources",
     "redact",
     "repository_name",
+    "secret_scanner",
     "sha256_of_bytes",
     "to_improvement_task_descriptor",
     "to_paired_replay",

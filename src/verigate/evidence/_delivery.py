@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._errors import EvidenceError
 from ._canonical import COMMIT_SHA, canonical_hash
 from ._privacy import Escalation, redact
+
+if TYPE_CHECKING:
+    from ..redact import Redactor
 
 __all__ = [
     "KNOWN_KINDS",
@@ -91,9 +94,10 @@ def _last(entries: Sequence[Entry], kind: str) -> Entry | None:
 
 
 def derive_delivery_fields(
-    entries: Sequence[Entry], record_exists: bool, injected_pr: int | None = None,
+    entries: Sequence[Entry], record_exists: bool, injected_pr: int | None = None, *, secrets: Redactor,
 ) -> tuple[DeliveryFields, list[str], list[Escalation]]:
-    """final_head_sha, ci_outcomes, review_findings, repair_rounds; plus errors and reduction escalations.
+    """final_head_sha, ci_outcomes, review_findings, repair_rounds; plus errors and reduction escalations
+    (``secrets`` scans the free-text dispositions).
 
     The PR number comes only from the last merge_ready entry: without it, rounds would be counted for
     ``pr=None`` — silently 0 — so every PR-bound field stays "unavailable" instead.
@@ -129,7 +133,7 @@ def derive_delivery_fields(
     if isinstance(mr.get("review_disposition"), dict):
         findings: list[dict[str, str]] = []
         for finding, disposition in sorted(mr["review_disposition"].items()):
-            text, reduced = redact(str(disposition))
+            text, reduced = redact(str(disposition), secrets)
             findings.append({"id": finding, "disposition": text})
             escalations += reduced
         present = {f["id"] for f in findings}

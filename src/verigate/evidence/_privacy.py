@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..redact import RedactionResult, Redactor
 
 __all__ = [
     "ACCOUNT_KEYS",
     "FORBIDDEN_KEYS",
     "Escalation",
     "check_output_privacy",
+    "evidence_ref_error",
     "redact",
     "scan_input_keys",
 ]
@@ -35,11 +40,14 @@ _COMMENT = re.compile(r"#issuecomment-([0-9]+)")
 _ABSOLUTE = re.compile(r"(^/|/Users/|(?<![A-Za-z0-9])~/|(?<![A-Za-z0-9._~-])/[^\s/\"']+/|(?<![A-Za-z0-9])[A-Za-z]:\\)")
 _ABSOLUTE_PART = re.compile(r"(?<![A-Za-z0-9])(/|[A-Za-z]:\\)[^\s\"']*")
 _HANDLE = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+")
+# an e-mail address names an account whatever its domain (the pii pack lets documentation domains through)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _ACCOUNT_VALUE = re.compile(r"(github\.com|://|(?<![A-Za-z0-9])@[A-Za-z0-9][A-Za-z0-9-]+)")
 
 URL_REDUCED: Escalation = ("privacy_url_reduced", "URL を番号参照へ還元した")
 PATH_REDUCED: Escalation = ("privacy_absolute_path", "絶対パスを含む入力値を還元した")
 HANDLE_REDUCED: Escalation = ("privacy_account_handle", "account handle を含む入力値を還元した")
+EMAIL_REDUCED: Escalation = ("privacy_account_email", "e-mail アドレスを含む入力値を還元した")
 
 
 def _walk_keys(value: Any) -> Iterator[str]:
@@ -70,22 +78,56 @@ def _reduce_url(match: re.Match[str]) -> str:
     return "#".join(parts) or "ref:redacted"
 
 
-def redact(text: str) -> tuple[str, list[Escalation]]:
-    """Reduce URLs to number references, absolute paths and @handles to placeholders; log each reduction."""
-    escalations: list[Escalation] = []
-    reduced, urls = _URL.subn(_reduce_url, text)
+def _secret_escalations(result: RedactionResult) -> list[Escalation]:
+    # the rule id names what was found; the matched text never leaves
+    return [(f"privacy_{finding.category}_reduced", finding.rule_id) for finding in result.findings
+            if not finding.suppressed]
+
+
+def redact(text: str, secrets: Redactor) -> tuple[str, list[Escalation]]:
+    """Reduce secrets and personal data (``secrets``: the rule packs), URLs to number references, absolute
+    paths, e-mail addresses and @handles to placeholders; log each reduction, never the reduced text."""
+    # NFKC first: full-width "ｇｉｔｈｕｂ．ｃｏｍ" or "＠alice" must not slip past the ASCII patterns below
+    scanned = secrets.redact(unicodedata.normalize("NFKC", text))
+    escalations = _secret_escalations(scanned)
+    reduced, urls = _URL.subn(_reduce_url, scanned.text)
     if urls:
         escalations.append(URL_REDUCED)
     if _ABSOLUTE.search(reduced):
         escalations.append(PATH_REDUCED)
         reduced = _ABSOLUTE_PART.sub("path:redacted", reduced)
+    reduced, emails = _EMAIL.subn("account:redacted", reduced)
+    if emails:
+        escalations.append(EMAIL_REDUCED)
     if _HANDLE.search(reduced):
         escalations.append(HANDLE_REDUCED)
         reduced = _HANDLE.sub("account:redacted", reduced)
     return reduced, escalations
 
 
-def check_output_privacy(record: Any, path: str = "") -> list[str]:
+def evidence_ref_error(ref: Any) -> str | None:
+    """Why an evidence_refs item is not a repo-relative path (None when it is): empty, absolute, a URL or ``..``."""
+    if not isinstance(ref, str) or not ref or ref.startswith("/") or "/Users/" in ref or ":" in ref \
+            or "\\" in ref or ".." in ref.split("/"):
+        return f"{ref!r}: repo-relative paths only (絶対パス・URL・.. は不可)"
+    return None
+
+
+def _value_reasons(text: str, where: str, secrets: Redactor) -> list[str]:
+    reasons: list[str] = []
+    folded = unicodedata.normalize("NFKC", text)
+    if _ABSOLUTE.search(folded):
+        reasons.append(f"{where}: 絶対パスを含む値")
+    if _ACCOUNT_VALUE.search(folded) or _EMAIL.search(folded):
+        reasons.append(f"{where}: URL または account 識別子を含む値")
+    # an inline allow marker does not excuse a finding here: the EV author is not trusted to vouch for it
+    rules = sorted({finding.rule_id for finding in secrets.redact(folded).findings})
+    if rules:
+        reasons.append(f"{where}: secret または personal data を含む値 ({', '.join(rules)})")
+    return reasons
+
+
+def check_output_privacy(record: Any, secrets: Redactor, path: str = "") -> list[str]:
     """Every privacy violation in an EV (keys and string values at any depth); empty means clean."""
     reasons: list[str] = []
     if isinstance(record, dict):
@@ -95,13 +137,12 @@ def check_output_privacy(record: Any, path: str = "") -> list[str]:
                 reasons.append(f"{where}: forbidden key")
             elif key in ACCOUNT_KEYS:
                 reasons.append(f"{where}: account key")
-            reasons += check_output_privacy(item, where)
+            else:
+                reasons += [f"{reason} (key)" for reason in _value_reasons(str(key), where, secrets)]
+            reasons += check_output_privacy(item, secrets, where)
     elif isinstance(record, list):
         for index, item in enumerate(record):
-            reasons += check_output_privacy(item, f"{path}[{index}]")
+            reasons += check_output_privacy(item, secrets, f"{path}[{index}]")
     elif isinstance(record, str):
-        if _ABSOLUTE.search(record):
-            reasons.append(f"{path}: 絶対パスを含む値")
-        if _ACCOUNT_VALUE.search(record):
-            reasons.append(f"{path}: URL または account 識別子を含む値")
+        reasons += _value_reasons(record, path or "<root>", secrets)
     return reasons

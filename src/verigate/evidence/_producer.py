@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,15 +19,36 @@ from ._delivery import (
     derive_terminal_state,
     unknown_kinds,
 )
-from ._privacy import Escalation, check_output_privacy, redact, scan_input_keys
+from ._privacy import Escalation, check_output_privacy, evidence_ref_error, redact, scan_input_keys
 
-__all__ = ["HARNESS_KEYS", "SCHEMA_VERSION", "Injected", "TaskSources", "build_evidence", "check_harness_version"]
+if TYPE_CHECKING:
+    from ..redact import Redactor
+
+__all__ = [
+    "HARNESS_KEYS",
+    "INJECTED_VALUE",
+    "PHASE_ONE_FIXED",
+    "SCHEMA_VERSION",
+    "Injected",
+    "TaskSources",
+    "build_evidence",
+    "check_harness_version",
+    "derive_human_interventions",
+    "derive_observation",
+    "derive_source_escalations",
+    "timestamp_order_error",
+]
 
 SCHEMA_VERSION = "1.0"
 HARNESS_KEYS = ("cli_version", "corpus_hash", "plugin_version")
 DRIFT_UNCHECKED: Escalation = (
     "harness_drift_unchecked", "--harness-version-end 未注入のため AC-12 の drift 検査を実行していない",
 )
+#: fields with no source in Phase 1: "unavailable" unless a caller injected them (seed §5-1 (a))
+PHASE_ONE_FIXED = ("cost_metrics", "replan_count", "routing_decisions")
+#: the escalation kind that records an injected Phase-1-fixed field (detail: the field name), so a verifier can
+#: tell an injected value from a forged one that replaced "unavailable"
+INJECTED_VALUE = "injected_value"
 
 
 @attrs.frozen
@@ -41,6 +62,8 @@ class TaskSources:
     artifacts: Mapping[str, bytes | None]
     entries: tuple[Mapping[str, Any], ...]
     arbiter_records: tuple[Any, ...] = ()
+    #: the shipped secrets/pii rule packs, read by the source reader; every free-text string passes them
+    secrets: Redactor = attrs.field(kw_only=True)
 
 
 @attrs.frozen
@@ -98,18 +121,28 @@ def check_harness_version(start: Any, end: Any) -> tuple[Any, list[str], list[Es
     return (UNAVAILABLE if errors else start), errors + end_errors, []
 
 
+def timestamp_order_error(started_at: Any, completed_at: Any) -> str | None:
+    """Why a run cannot have started at ``started_at`` and completed at ``completed_at`` (None when it can)."""
+    # both are fixed-width YYYY-MM-DDTHH:MM:SSZ, so text order is time order
+    if isinstance(started_at, str) and isinstance(completed_at, str) and ISO_UTC.match(started_at) \
+            and ISO_UTC.match(completed_at) and started_at > completed_at:
+        return f"started_at {started_at} is after completed_at {completed_at}"
+    return None
+
+
 def _injected_errors(injected: Injected) -> list[str]:
     errors = [f"{flag} is required and must be YYYY-MM-DDTHH:MM:SSZ (fail-closed)"
               for flag, value in (("--now", injected.now), ("--started-at", injected.started_at))
               if not (isinstance(value, str) and ISO_UTC.match(value))]
+    order = timestamp_order_error(injected.started_at, injected.now)
+    if order is not None:
+        errors.append(f"--started-at / --now: {order}")
     if not injected.repository or "/" in injected.repository:
         errors.append(f"--repository is required and must be the repo name without its owner, "
                       f"got {injected.repository!r}")
     if not injected.run_id:
         errors.append("--run-id is required and must be non-empty (fail-closed)")
-    for ref in injected.evidence_refs:
-        if not ref or ref.startswith("/") or "/Users/" in ref or ".." in ref.split("/") or ":" in ref:
-            errors.append(f"--evidence-ref {ref!r}: repo-relative paths only (絶対パス・URL・.. は不可)")
+    errors += [f"--evidence-ref {reason}" for reason in map(evidence_ref_error, injected.evidence_refs) if reason]
     return errors
 
 
@@ -124,19 +157,51 @@ def _pr_number(value: str | int | None, errors: list[str]) -> int | None:
     return None
 
 
-def _routing(value: Any, errors: list[str]) -> Any:
+def _reduce_strings(value: Any, secrets: Redactor) -> tuple[Any, list[Escalation]]:
+    """Every string value at any depth reduced (keys are left to the output check)."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    escalations: list[Escalation] = []
+    if isinstance(value, list):
+        items = []
+        for item in value:
+            reduced, logged = _reduce_strings(item, secrets)
+            items.append(reduced)
+            escalations += logged
+        return items, escalations
+    if isinstance(value, dict):
+        mapping = {}
+        for key, item in value.items():
+            mapping[key], logged = _reduce_strings(item, secrets)
+            escalations += logged
+        return mapping, escalations
+    return value, escalations
+
+
+def _routing(value: Any, errors: list[str], secrets: Redactor) -> tuple[Any, list[Escalation]]:
     if value is None:
-        return UNAVAILABLE
+        return UNAVAILABLE, []
     routing = _json_flag(value, "--routing-decisions", errors)
     if not isinstance(routing, list):
         errors.append("--routing-decisions must be a JSON array")
-        return UNAVAILABLE
-    return routing
+        return UNAVAILABLE, []
+    reduced, escalations = _reduce_strings(routing, secrets)
+    return reduced, [*escalations, (INJECTED_VALUE, "routing_decisions")]
 
 
-def _human_interventions(
-    decision: Any, entries: Sequence[Mapping[str, Any]], arbiter: Sequence[Mapping[str, Any]],
+def derive_source_escalations(
+    c3: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], arbiter: Sequence[Mapping[str, Any]],
+) -> list[Escalation]:
+    """Unknown record kinds and the input key scans: what the sources themselves make the EV escalate."""
+    escalations: list[Escalation] = [("unknown_record_kind", kind) for kind in unknown_kinds(entries)]
+    escalations += scan_input_keys(list(entries), "record.jsonl") + scan_input_keys(c3, "c3.json")
+    return escalations + scan_input_keys(list(arbiter), "arbiter-record")
+
+
+def derive_human_interventions(
+    decision: Any, entries: Sequence[Mapping[str, Any]], arbiter: Sequence[Mapping[str, Any]], secrets: Redactor,
 ) -> tuple[list[dict[str, str]], list[Escalation]]:
+    """c3 escalations, then record escalations and notices in file order, then this run's arbiter escalations."""
     items: list[dict[str, str]] = []
     escalations: list[Escalation] = []
     if decision in ("HUMAN_ESCALATED", "BLOCKED"):
@@ -146,7 +211,7 @@ def _human_interventions(
         if kind == "state" and entry.get("state") == "HUMAN_ESCALATED":
             items.append({"kind": "delivery_state", "detail": "HUMAN_ESCALATED"})
         elif kind not in ("intent", "merge_ready", "receipt", "state"):
-            detail, reduced = redact(str(entry.get("comment_url") or ""))
+            detail, reduced = redact(str(entry.get("comment_url") or ""), secrets)
             items.append({"kind": "record_notice", "detail": detail})
             escalations += reduced
     items += [{"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
@@ -154,18 +219,17 @@ def _human_interventions(
     return items, escalations
 
 
-def _observation(
-    injected: str | None, terminal_state: str, repair_rounds: Any, entries: Sequence[Mapping[str, Any]],
+def derive_observation(
+    terminal_state: str, repair_rounds: Any, entries: Sequence[Mapping[str, Any]], secrets: Redactor,
 ) -> tuple[str, list[Escalation]]:
-    if injected:
-        return redact(injected)
+    """The observation the producer writes when none is injected: terminal state, rounds, reasons, unknown kinds."""
     escalations: list[Escalation] = []
     parts = [f"terminal_state={terminal_state}", f"repair_rounds={repair_rounds}"]
     reasons: set[str] = set()
     for entry in entries:
         if entry.get("kind") == "state" and isinstance(entry.get("reasons"), list):
             for reason in entry["reasons"]:
-                text, reduced = redact(str(reason))
+                text, reduced = redact(str(reason), secrets)
                 reasons.add(text)
                 escalations += reduced
     if reasons:
@@ -182,17 +246,17 @@ def build_evidence(sources: TaskSources, injected: Injected) -> dict[str, Any]:
     harness, harness_errors, escalations = check_harness_version(injected.harness_version,
                                                                  injected.harness_version_end)
     errors += harness_errors
-    routing = _routing(injected.routing_decisions, errors)
+    secrets = sources.secrets
+    routing, reduced = _routing(injected.routing_decisions, errors, secrets)
+    escalations += reduced
     pr_number = _pr_number(injected.pr_number, errors)
     c3 = sources.c3
     errors += check_c3(c3, sources.task_name, sources.artifacts)
     entries = sources.entries
     record_exists = sources.record_ref is not None
-    escalations += [("unknown_record_kind", kind) for kind in unknown_kinds(entries)]
     arbiter = records_for_run(sources.arbiter_records, injected.run_id or "")
-    escalations += scan_input_keys(list(entries), "record.jsonl") + scan_input_keys(c3, "c3.json")
-    escalations += scan_input_keys(arbiter, "arbiter-record")
-    delivery, delivery_errors, reduced = derive_delivery_fields(entries, record_exists, pr_number)
+    escalations += derive_source_escalations(c3, entries, arbiter)
+    delivery, delivery_errors, reduced = derive_delivery_fields(entries, record_exists, pr_number, secrets=secrets)
     errors += delivery_errors
     escalations += reduced
     try:
@@ -202,10 +266,17 @@ def build_evidence(sources: TaskSources, injected: Injected) -> dict[str, Any]:
         terminal_state = ""
     if errors:
         raise EvidenceError(errors)
-    interventions, reduced = _human_interventions(c3.get("decision"), entries, arbiter)
+    interventions, reduced = derive_human_interventions(c3.get("decision"), entries, arbiter, secrets)
     escalations += reduced
-    observation, reduced = _observation(injected.observation, terminal_state, delivery.repair_rounds, entries)
+    if injected.observation:
+        observation, reduced = redact(injected.observation, secrets)
+    else:
+        observation, reduced = derive_observation(terminal_state, delivery.repair_rounds, entries, secrets)
     escalations += reduced
+    cause_hypothesis = None
+    if injected.cause_hypothesis is not None:
+        cause_hypothesis, reduced = redact(injected.cause_hypothesis, secrets)
+        escalations += reduced
     refs = {sources.c3_ref, *injected.evidence_refs} | ({sources.record_ref} if sources.record_ref else set())
     record: dict[str, Any] = {
         "run_id": injected.run_id,
@@ -230,10 +301,10 @@ def build_evidence(sources: TaskSources, injected: Injected) -> dict[str, Any]:
         "evidence_refs": sorted(refs),
         "schema_version": SCHEMA_VERSION,
         "observation": observation,
-        "cause_hypothesis": injected.cause_hypothesis,
+        "cause_hypothesis": cause_hypothesis,
         "escalation": [{"kind": kind, "detail": detail} for kind, detail in sorted(set(escalations))],
     }
-    privacy = check_output_privacy(record)
+    privacy = check_output_privacy(record, secrets)
     if privacy:
         raise EvidenceError([f"privacy 違反（出力検査）: {reason}" for reason in sorted(privacy)])
     return record

@@ -11,6 +11,7 @@ from .._errors import EvidenceError, InputError
 from ._c3 import ARTIFACTS, parse_c3
 from ._delivery import load_entries
 from ._producer import TaskSources
+from ._scrub import secret_scanner
 
 __all__ = ["read_arbiter_records", "read_c3", "read_record", "read_task_sources", "repo_relative", "repository_name"]
 
@@ -72,7 +73,8 @@ def read_arbiter_records(runs_dir: Path | None) -> tuple[Any, ...]:
 
 
 def read_task_sources(task_dir: Path, runs_dir: Path | None = None) -> TaskSources:
-    """Read the allow-listed sources of one task folder (and the arbiter records of a runs folder)."""
+    """Read the allow-listed sources of one task folder (and the arbiter records of a runs folder), plus the
+    shipped secrets/pii rule packs the producer reduces free text with."""
     if not task_dir.is_dir():
         raise EvidenceError([f"task folder {task_dir.name!r} is not a directory"])
     c3, artifacts = read_c3(task_dir)
@@ -86,6 +88,7 @@ def read_task_sources(task_dir: Path, runs_dir: Path | None = None) -> TaskSourc
         artifacts=artifacts,
         entries=entries,
         arbiter_records=read_arbiter_records(runs_dir),
+        secrets=secret_scanner(),
     )
 
 

@@ -3,26 +3,41 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 
 from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
-from ._arbiter import is_arbiter_record
+from ._arbiter import is_arbiter_record, records_for_run
 from ._c3 import check_c3
 from ._canonical import same_json
 from ._delivery import UNAVAILABLE, derive_delivery_fields, derive_quality_metrics, derive_terminal_state
-from ._privacy import check_output_privacy
-from ._producer import SCHEMA_VERSION
+from ._privacy import Escalation, check_output_privacy, evidence_ref_error
+from ._producer import (
+    INJECTED_VALUE,
+    PHASE_ONE_FIXED,
+    SCHEMA_VERSION,
+    derive_human_interventions,
+    derive_observation,
+    derive_source_escalations,
+    timestamp_order_error,
+)
 from ._schema import EvidenceSchema, load_evidence_schema
-from ._sources import read_c3, read_record
+from ._scrub import secret_scanner
+from ._sources import read_arbiter_records, read_c3, read_record
 
-__all__ = ["PARTIAL_ESCALATIONS", "unavailable_paths", "verify", "verify_record"]
+if TYPE_CHECKING:
+    from ..redact import Redactor
+
+__all__ = ["PARTIAL_ESCALATIONS", "UNVERIFIED_ARBITER", "unavailable_paths", "verify", "verify_record"]
 
 #: escalation kinds that record a check that did not run: they make the EV partial (seed §4-1)
 PARTIAL_ESCALATIONS = frozenset({"harness_drift_unchecked"})
+#: the partial reason for arbiter interventions the verifier could not confirm (it was given no runs folder)
+UNVERIFIED_ARBITER = "unverified:arbiter_records"
+_ARBITER_ITEM = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
 
 
 def unavailable_paths(value: Any, path: str = "") -> list[str]:
@@ -75,12 +90,65 @@ def _c3_errors(record: Mapping[str, Any], task_dir: Path) -> tuple[list[str], di
     return errors, c3
 
 
-def _record_errors(record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, Any]) -> list[str]:
+def _escalations(record: Mapping[str, Any]) -> list[Escalation]:
+    return [(item["kind"], item["detail"]) for item in record.get("escalation", [])]
+
+
+def _injection_errors(record: Mapping[str, Any]) -> list[str]:
+    """A Phase-1-fixed field holds a value only when the EV records that it was injected, and vice versa."""
+    injected = {detail for kind, detail in _escalations(record) if kind == INJECTED_VALUE}
+    errors = [f"{field}: EV={record[field]!r} だが Phase 1 に供給元がなく注入の記録（{INJECTED_VALUE}）もない"
+              for field in PHASE_ONE_FIXED if record[field] != UNAVAILABLE and field not in injected]
+    errors += [f"escalation: {INJECTED_VALUE} {field!r} は注入できる Phase-1 固定フィールドではないか値が unavailable"
+               for field in sorted(injected) if field not in PHASE_ONE_FIXED or record[field] == UNAVAILABLE]
+    return errors
+
+
+def _injected_field_errors(record: Mapping[str, Any]) -> list[str]:
+    """The checks an injected value can still be held to: time order, repo-relative refs, injection records."""
+    errors = [f"started_at: {order}" for order in [timestamp_order_error(record["started_at"],
+                                                                          record["completed_at"])] if order]
+    errors += [f"evidence_refs[{index}]: {reason}" for index, ref in enumerate(record["evidence_refs"])
+               for reason in [evidence_ref_error(ref)] if reason]
+    escalations = _escalations(record)
+    if escalations != sorted(set(escalations)):
+        errors.append("escalation: items must be distinct and sorted by (kind, detail) as the producer writes them")
+    return errors + _injection_errors(record)
+
+
+def _intervention_errors(
+    record: Mapping[str, Any], c3: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
+    arbiter: Sequence[Mapping[str, Any]] | None, secrets: Redactor,
+) -> tuple[list[str], list[Escalation], bool]:
+    """human_interventions against the re-derivation; the escalations it implies; whether arbiter items remain
+    unconfirmed (no runs folder: they may only follow the derived items and make the EV partial)."""
+    derived, escalations = derive_human_interventions(c3.get("decision"), entries, arbiter or [], secrets)
+    claimed = record["human_interventions"]
+    tail = claimed[len(derived):] if isinstance(claimed, list) else []
+    unconfirmed = arbiter is None and bool(tail) and all(same_json(item, _ARBITER_ITEM) for item in tail)
+    if not same_json(claimed, derived) and not (unconfirmed and same_json(claimed[:len(derived)], derived)):
+        return ([f"human_interventions: EV={claimed!r} は c3.json / record.jsonl"
+                 f"{' / arbiter records' if arbiter is not None else ''} からの再導出値 {derived!r} と不一致"],
+                escalations, False)
+    return [], escalations, unconfirmed
+
+
+def _record_errors(
+    record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, Any], runs_dir: Path | None, secrets: Redactor,
+) -> tuple[list[str], bool]:
     try:
         entries, record_exists = read_record(task_dir)
     except EvidenceError as exc:
-        return [f"delivery/record.jsonl の再計算照合に失敗（fail-closed）: {r}" for r in exc.reasons]
-    derived, errors, _ = derive_delivery_fields(entries, record_exists)
+        return [f"delivery/record.jsonl の再計算照合に失敗（fail-closed）: {r}" for r in exc.reasons], False
+    try:
+        arbiter = None if runs_dir is None else records_for_run(read_arbiter_records(runs_dir), record["run_id"])
+    except EvidenceError as exc:
+        return [f"human_interventions: {reason}" for reason in exc.reasons], False
+    derived, errors, required = derive_delivery_fields(entries, record_exists, secrets=secrets)
+    required += derive_source_escalations(c3, entries, arbiter or [])
+    intervention_errors, reduced, unconfirmed = _intervention_errors(record, c3, entries, arbiter, secrets)
+    errors += intervention_errors
+    required += reduced
     # the producer always lists the sources it read; injected refs may come on top
     task_prefix = record["c3_prime_decision_ref"]["path"].removesuffix("approvals/c3.json")
     sources = [f"{task_prefix}approvals/c3.json"] + ([f"{task_prefix}delivery/record.jsonl"] if record_exists else [])
@@ -99,10 +167,17 @@ def _record_errors(record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, A
     quality = derive_quality_metrics(record["terminal_state"], derived.repair_rounds)
     if not same_json(record["quality_metrics"], quality):
         errors.append(f"quality_metrics: EV={record['quality_metrics']!r} は再導出値 {quality!r} と不一致")
-    return errors
+    # an observation the producer derived brings the reductions of the record's reasons with it
+    observation, reduced = derive_observation(record["terminal_state"], derived.repair_rounds, entries, secrets)
+    if record.get("observation") == observation:
+        required += reduced
+    missing = sorted(set(required) - set(_escalations(record)))
+    errors += [f"escalation: task folder から導出される {{kind: {kind!r}, detail: {detail!r}}} が欠落"
+               for kind, detail in missing]
+    return errors, unconfirmed
 
 
-def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema) -> None:
+def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir: Path | None = None) -> None:
     """Run every check on a parsed EV; raise the error whose exit code is the verdict, return when complete."""
     if not isinstance(record, dict):
         raise EvidenceError(["the EV must be a JSON object"])
@@ -118,21 +193,29 @@ def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema) -> None:
         # a version this code does not know may mean fields this code does not check: refuse, never guess
         raise EvidenceError([f"schema_version {record['schema_version']!r} is not {SCHEMA_VERSION!r}, "
                              "the contract version this verifier re-derives"])
+    secrets = secret_scanner()
     errors, c3 = _c3_errors(record, task_dir)
+    errors += _injected_field_errors(record)
+    unconfirmed = False
     if c3 is not None:
-        errors += _record_errors(record, task_dir, c3)
-    errors += [f"privacy 違反（受理側 backstop）: {reason}" for reason in sorted(check_output_privacy(record))]
+        record_errors, unconfirmed = _record_errors(record, task_dir, c3, runs_dir, secrets)
+        errors += record_errors
+    errors += [f"privacy 違反（受理側 backstop）: {reason}" for reason in sorted(check_output_privacy(record, secrets))]
     if errors:
         raise EvidenceError(errors)
     partial = [f"unavailable:{path}" for path in unavailable_paths(record)]
-    partial += sorted({f"unverified:{item['kind']}" for item in record.get("escalation", [])
-                       if item["kind"] in PARTIAL_ESCALATIONS})
+    partial += sorted({f"unverified:{kind}" for kind, _ in _escalations(record) if kind in PARTIAL_ESCALATIONS}
+                      | ({UNVERIFIED_ARBITER} if unconfirmed else set()))
     if partial:
         raise EvidencePartialError(partial, "partial（unavailable / 未検証を含むため ready 扱いしない）")
 
 
-def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_path: str | Path | None = None) -> None:
+def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_path: str | Path | None = None,
+           runs_dir: str | Path | None = None) -> None:
     """Verify one EV against its task folder: returns when complete, else raises with the exit-code class.
+
+    ``runs_dir`` (the arbiter records the producer read) lets arbiter interventions be re-derived too; without
+    it they cannot be confirmed, so an EV that claims any is partial (``unverified:arbiter_records``).
 
     EvidenceError (1) rejected, EvidenceLegacyError (10), EvidencePartialError (11) with every reason,
     SchemaError (2) when the schema cannot be read — the check never ran, which is not tampering.
@@ -147,7 +230,7 @@ def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_p
         except ValueError as exc:
             raise EvidenceError([f"the EV is not strict JSON: {exc}"]) from exc
     schema = load_evidence_schema(Path(schema_path) if schema_path is not None else None)
-    verify_record(record, Path(task_dir), schema)
+    verify_record(record, Path(task_dir), schema, Path(runs_dir) if runs_dir is not None else None)
 
 
 def _refuse_constant(name: str) -> Any:

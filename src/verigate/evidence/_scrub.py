@@ -1,0 +1,20 @@
+"""The shipped ``secrets`` and ``pii`` rule packs as the EV's secret scanner (reads the packs: not a pure module)."""
+
+from __future__ import annotations
+
+import functools
+
+from ..redact import RulePackRedactor
+from ..rules import PhraseKind, RegexKind
+
+__all__ = ["SECRET_PACKS", "secret_scanner"]
+
+#: every string an EV carries passes these packs, in the producer's reduction and in the verifier's check
+SECRET_PACKS = ("secrets", "pii")
+
+
+@functools.cache
+def secret_scanner() -> RulePackRedactor:
+    """The packs compiled with the built-in rule kinds only, so an installed plug-in cannot change an EV."""
+    return RulePackRedactor.from_packs(SECRET_PACKS, kinds={"regex": RegexKind(), "phrase": PhraseKind()},
+                                       name="run-evidence-secrets")
