@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selfgate_helpers import Session
 
-from verigate.selfgate import decide_tool_call, settings_for
+from verigate.selfgate import Cursor, GateStore, decide_tool_call, settings_for
 from verigate.selfgate._quick import quick_tool_decision
+from verigate.selfgate._transcript import read_new_lines
 
 GATE = "Plan: Step 1 is the schema. Step 3 は成果物提示後に再承認とします。"
 EDIT = {"file_path": "app.py", "old_string": "a", "new_string": "b"}
@@ -238,3 +241,101 @@ def test_a_mutated_fold_cache_is_refused_or_still_denies(blocking: Session, posi
         assert verdict is None or verdict[0] == "deny"
     finally:
         cache.write_bytes(original)
+
+
+# -- new lines since the cache: caught up on the fast path when none can change the gates ---------------------
+def tool_turn(session: Session, size: int = 2000) -> None:
+    """What a tool call adds to the log: the assistant's tool_use (no prose) and the tool's result."""
+    session.append({"type": "assistant", "uuid": str(uuid4()), "sessionId": session.session_id, "isSidechain": False,
+                    "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                                                                  "input": {"command": "make test"}}]}})
+    session.append({"type": "user", "uuid": str(uuid4()), "sessionId": session.session_id, "isSidechain": False,
+                    "toolUseResult": {"stdout": "x"}, "message": {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t", "content": "tests passed\n" * (size // 13)}]}})
+
+
+def cursor_file(session: Session) -> dict[str, Any]:
+    store = GateStore(session.store)
+    return json.loads(store.cursor_path(session.session_id, str(session.transcript)).read_text(encoding="utf-8"))
+
+
+def test_new_lines_without_prose_are_caught_up(blocking: Session) -> None:
+    session = blocking
+    tool_turn(session)
+    session.assistant(GATE)
+    denied = full(session)
+    assert denied[0] == "deny"
+    for _ in range(3):
+        tool_turn(session)
+        assert quick(session) == denied
+    # the cursor moved exactly where a scan from the start ends
+    assert cursor_file(session) == read_new_lines(str(session.transcript), Cursor()).cursor.to_json()
+    assert quick(session) == denied  # and the cache now covers the log as it is
+    session.prompt("release all gates")
+    tool_turn(session)
+    assert quick(session) is None  # the store moved on (the human closure)
+    assert full(session)[0] == "allow"
+    tool_turn(session)
+    assert quick(session) == ("allow", "", "")
+    # a half-written last line waits, as in the full check
+    with session.transcript.open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "assistant", "message": {"content": [{"type": "text", "text": "I will wait for')
+    assert quick(session) == ("allow", "", "")
+    with session.transcript.open("a", encoding="utf-8") as handle:
+        handle.write(' your approval before step 4."}]}}\n')
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT).denied
+
+
+@pytest.mark.parametrize("line", [
+    {"type": "assistant",
+     "message": {"content": [{"type": "text", "text": "I will wait for your approval before step 2."}]}},
+    {"type": "brand-new-line-type"},
+    {"type": "assistant", "message": "not a message"},
+])
+def test_new_lines_that_may_matter_go_to_the_full_check(blocking: Session, line: dict[str, Any]) -> None:
+    session = blocking
+    tool_turn(session)
+    assert full(session)[0] == "allow"
+    session.append(line)
+    tool_turn(session)
+    assert quick(session) is None
+    assert session.tool("Edit", EDIT).denied  # a gate or a problem gate, opened by the full check
+
+
+def test_a_waiting_close_request_sends_new_lines_to_the_full_check(blocking: Session) -> None:
+    session = blocking
+    tool_turn(session)
+    session.assistant(GATE)
+    assert session.tool("Edit", EDIT).denied
+    gate = next(line["gate_id"] for line in session.store_lines() if line["status"] == "open")
+    assert "takes effect" in session.prompt(f"approve gate {gate}", typed=False).context
+    assert session.tool("Edit", EDIT).denied  # the typed line is not in the log yet
+    session.user(f"approve gate {gate}")
+    assert quick(session) is None
+    assert not session.tool("Edit", EDIT).denied
+
+
+def test_a_rewritten_log_or_a_forged_cursor_path_is_never_used(blocking: Session, tmp_path: Path) -> None:
+    session = blocking
+    tool_turn(session)
+    session.assistant(GATE)
+    assert full(session)[0] == "deny"
+    (cache,) = fold_caches(session)
+    sealed = json.loads(cache.read_text(encoding="utf-8"))
+    outside = tmp_path / "outside.json"
+    sealed["body"]["cursor_path"] = str(outside)
+    body = sealed["body"]
+    sealed["crc32"] = zlib.crc32(json.dumps(body, sort_keys=True, ensure_ascii=False,
+                                            separators=(",", ":")).encode("utf-8"))
+    cache.write_text(json.dumps(sealed), encoding="utf-8")
+    tool_turn(session)
+    assert quick(session) is None and not outside.exists()
+    assert full(session)[0] == "deny"
+    # the same file rewritten in place with another beginning: its head no longer matches
+    data = session.transcript.read_bytes()
+    with session.transcript.open("r+b") as handle:
+        handle.write(b" " * 10 + data[10:40])
+        handle.seek(0, 2)
+        handle.write(b"\n")
+    assert quick(session) is None

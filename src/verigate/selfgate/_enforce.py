@@ -148,18 +148,21 @@ def _pack_file() -> tuple[Path, _quick.Signature] | None:
 
 def _remember_phrases(screen: Screen, state_dir: Path, pack: tuple[Path, _quick.Signature] | None) -> None:
     """Cache the close keywords for the fast path, unless a close rule has none (it always runs)."""
-    keywords = screen.prefilter.close_keywords()
+    prefilter = screen.prefilter
+    keywords = prefilter.close_keywords()
     if pack is not None and keywords is not None:
-        _quick.remember_phrases(state_dir, pack[0], pack[1], keywords)
+        _quick.remember_phrases(state_dir, pack[0], pack[1], keywords, prefilter.keywords.get("open", ()))
 
 
 def _remember_fold(settings: Settings, session_id: str, transcript: str, result: SyncResult) -> None:
     """Cache this answer's inputs for the fast path, unless the store has problems (they are reported, and the
     full check reports them on every call) or a source could not be examined."""
-    if result.store_problems or result.sources is None:
+    if result.store_problems or result.sources is None or result.cursor is None:
         return
     _quick.remember_fold(settings.store.state_dir, session_id, transcript, result.store_signature, result.sources,
-                         _refs(result.state.open_gates(session_id)))
+                         _refs(result.state.open_gates(session_id)), cursor=result.cursor.to_json(),
+                         cursor_path=settings.store.cursor_path(session_id, transcript), head_crc=result.head_crc,
+                         pending=bool(result.state.pending_requests(session_id)))
 
 
 def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolDecision:

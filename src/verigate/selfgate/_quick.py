@@ -1,11 +1,12 @@
 """The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH103, PTH105, PTH116, PTH118, PTH120, PTH123
+# ruff: noqa: PTH103, PTH105, PTH116, PTH118, PTH119, PTH120, PTH123
 from __future__ import annotations
 
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -41,6 +42,9 @@ StrPath = str | os.PathLike[str]
 _CONFIG_FILE = "fast-config.json"
 _PHRASES_FILE = "fast-phrases.json"
 _FOLDS_DIR = "fast"
+_CURSOR_NAME = re.compile(r"[0-9a-f]{32}\.json")
+#: more new bytes than this since the last scan: the full check reads them (in chunks)
+_CATCH_UP_LIMIT = 64 << 20
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
@@ -126,20 +130,25 @@ def remember_config(state_dir: StrPath, config: Signature, mode: Mode, blocked_t
 
 
 def remember_phrases(state_dir: StrPath, pack: StrPath, pack_signature: Signature,
-                     close_keywords: Sequence[str]) -> None:
-    """The keywords one of which every close phrase of the pack at ``pack`` contains."""
-    _write(os.path.join(state_dir, _PHRASES_FILE), {"pack": os.fspath(pack), "pack_signature": list(pack_signature),
-                                       "close_keywords": list(close_keywords)})
+                     close_keywords: Sequence[str], open_keywords: Sequence[str] | None) -> None:
+    """The keywords one of which every close phrase (and every opening phrase, None when a rule has none) of
+    the pack at ``pack`` contains."""
+    _write(os.path.join(state_dir, _PHRASES_FILE), {
+        "pack": os.fspath(pack), "pack_signature": list(pack_signature), "close_keywords": list(close_keywords),
+        "open_keywords": list(open_keywords) if open_keywords is not None else None})
 
 
 def remember_fold(state_dir: StrPath, session_id: str, transcript: str, store: Signature | None,
-                  sources: Sequence[tuple[str, Signature | None]], open_gates: Sequence[GateRef]) -> None:
+                  sources: Sequence[tuple[str, Signature | None]], open_gates: Sequence[GateRef], *,
+                  cursor: Mapping[str, Any], cursor_path: StrPath, head_crc: int, pending: bool) -> None:
     """A session's open gates, folded from the store at signature ``store`` after every transcript in
-    ``sources`` (the session's log, its sub-agent folder and logs) was scanned at the signature given."""
+    ``sources`` (the session's log, its sub-agent folder and logs) was scanned at the signature given; with the
+    session log's cursor (and where it is saved) and whether a close request of the session waits."""
     _write(_fold_cache(state_dir, session_id, transcript), {
         "session_id": session_id, "transcript": transcript, "store": list(store) if store is not None else None,
         "sources": [[path, list(sig) if sig is not None else None] for path, sig in sources],
-        "open": [list(gate) for gate in open_gates]})
+        "open": [list(gate) for gate in open_gates], "cursor": dict(cursor), "cursor_path": os.fspath(cursor_path),
+        "head_crc": head_crc, "pending": pending})
 
 
 # -- the fast path -----------------------------------------------------------------------------------------
@@ -171,42 +180,135 @@ def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...]]:
     return mode, blocked
 
 
-class _CloseScreen:
-    """Whether a short string could be a close phrase, from the cached keywords; a possible hit is a doubt."""
+def _strings(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(word, str) and word for word in value):
+        raise _Doubt("damaged phrase cache")
+    return value
+
+
+class _Keywords:
+    """The pack's prefilter keywords from the cache, loaded on first use; a possible match is a doubt."""
 
     def __init__(self, state_dir: str) -> None:
         self._state_dir = state_dir
-        self._keywords: list[str] | None = None
+        self._cached: dict[str, Any] | None = None
 
-    def is_close_phrase(self, text: str) -> bool:
-        if self._keywords is None:
+    def _get(self, field: str) -> list[str]:
+        if self._cached is None:
             cached = _read(os.path.join(self._state_dir, _PHRASES_FILE))
             _same(cached.get("pack_signature"), str(cached.get("pack")))
-            keywords = cached.get("close_keywords")
-            if not isinstance(keywords, list) or not all(isinstance(word, str) and word for word in keywords):
-                raise _Doubt("damaged phrase cache")
-            self._keywords = keywords
-        if contains_keyword(text, self._keywords):
+            self._cached = cached
+        return _strings(self._cached.get(field))
+
+    def is_close_phrase(self, text: str) -> bool:
+        if contains_keyword(text, self._get("close_keywords")):
             raise _Doubt("may be a close phrase")  # the rule engine decides
         return False
 
+    def check_prose(self, text: str) -> None:
+        if contains_keyword(text, self._get("open_keywords")):
+            raise _Doubt("new prose may declare a gate")  # the rule engine decides
 
-def _open_gates(state_dir: str, session_id: str, transcript: str, store: str) -> list[GateRef]:
-    cached = _read(_fold_cache(state_dir, session_id, transcript))
+
+def _open_gates(state_dir: str, session_id: str, transcript: str, store: str, keywords: _Keywords) -> list[GateRef]:
+    path = _fold_cache(state_dir, session_id, transcript)
+    cached = _read(path)
     if cached.get("session_id") != session_id or cached.get("transcript") != transcript:
         raise _Doubt("the fold cache is another session's")
     sources = cached.get("sources")
     if not isinstance(sources, list) or not sources or sources[0][0] != transcript:
         raise _Doubt("damaged fold cache")
     _same(cached.get("store"), store)
-    for path, recorded in sources:
-        _same(recorded, path)
+    for source, recorded in sources[1:]:
+        _same(recorded, source)
     gates = cached.get("open")
     if not isinstance(gates, list) or not all(
             isinstance(gate, list) and len(gate) == 2 and all(isinstance(part, str) for part in gate)
             for gate in gates):
         raise _Doubt("damaged fold cache")
+    try:
+        _same(sources[0][1], transcript)
+    except _Doubt:
+        _catch_up(path, cached, state_dir, store, keywords)
     return [(gate[0], gate[1]) for gate in gates]
+
+
+def _cursor(cached: Mapping[str, Any], state_dir: str) -> tuple[dict[str, Any], str]:
+    cursor, path = cached.get("cursor"), cached.get("cursor_path")
+    fields = {"offset": int, "line": int, "device": int, "inode": int, "head_sha": str}
+    if not isinstance(cursor, dict) or set(cursor) != set(fields) or not all(
+            type(cursor[name]) is kind for name, kind in fields.items()):
+        raise _Doubt("damaged cursor in the fold cache")
+    # the cursor is rewritten at this path: it must be a cursor file of this store, never anything else
+    if not isinstance(path, str) or _CURSOR_NAME.fullmatch(os.path.basename(path)) is None or \
+            os.path.normpath(os.path.dirname(path)) != os.path.normpath(os.path.join(state_dir, "cursors")):
+        raise _Doubt("damaged cursor path in the fold cache")
+    return cursor, path
+
+
+def _catch_up(cache_path: str, cached: dict[str, Any], state_dir: str, store: str, keywords: _Keywords) -> None:
+    """Scan the session log's new lines as the full check would, when none of them can change the gates: no
+    prose holding a keyword of an opening phrase, no line the full check would make a problem gate of, and no
+    close request waiting for a typed prompt. Then move the cursor and the cache on, under the store lock."""
+    from ._transcript import HEAD_BYTES, classify, head_crc
+
+    if cached.get("pending") is not False:
+        raise _Doubt("a close request waits for the transcript")
+    cursor, cursor_path = _cursor(cached, state_dir)
+    offset = cursor["offset"]
+    if offset < HEAD_BYTES:
+        raise _Doubt("a short log: its head is not settled yet")
+    transcript = cached["transcript"]
+    with open(transcript, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if (status.st_dev, status.st_ino) != (cursor["device"], cursor["inode"]) or status.st_size < offset \
+                or status.st_size - offset > _CATCH_UP_LIMIT or head_crc(handle, offset) != cached.get("head_crc"):
+            raise _Doubt("the log was replaced, truncated or grew too much")
+        handle.seek(offset)
+        new = handle.read(status.st_size - offset)
+    complete = new[:new.rfind(b"\n") + 1]  # a last line without its newline waits, as in the full check
+    line = cursor["line"]
+    for raw in complete.split(b"\n")[:-1]:
+        line += 1
+        if not raw.strip():
+            continue
+        classified = classify(raw, line)
+        if classified.kind == "problem":
+            raise _Doubt("a line the full check reports")
+        if classified.kind == "assistant_text":
+            for text in classified.texts:
+                keywords.check_prose(text)
+        # a typed prompt only confirms a waiting close request, and none waits
+    signature = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    moved = {**cursor, "offset": offset + len(complete), "line": line}
+    _advance(cache_path, cached, moved, cursor_path, signature, store)
+
+
+def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cursor_path: str,
+             transcript: Signature, store: str) -> None:
+    """Save the moved cursor and cache under the store lock, if the store is still as folded; when the lock is
+    busy or the store moved on, save nothing (the answer stands: it was right when the store was checked)."""
+    import fcntl
+
+    try:
+        lock = os.open(store_paths(store)[1], os.O_RDWR)
+    except OSError:
+        return
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _same(cached.get("store"), store)
+        temporary = f"{cursor_path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(cursor))
+        os.replace(temporary, cursor_path)
+        body = {key: value for key, value in cached.items() if key not in ("version", "package")}
+        body["sources"] = [[cached["transcript"], list(transcript)], *cached["sources"][1:]]
+        body["cursor"] = cursor
+        _write(cache_path, body)
+    except (OSError, _Doubt):
+        pass
+    finally:
+        os.close(lock)  # releases the lock
 
 
 def _decide(hook_input: Mapping[str, Any]) -> Verdict:
@@ -226,16 +328,17 @@ def _decide(hook_input: Mapping[str, Any]) -> Verdict:
     companions = store_paths(os.path.join(project, DEFAULT_STORE))
     state_dir = companions[2]
     mode, blocked = _settings(project, state_dir)
+    keywords = _Keywords(state_dir)
     # hardening runs on every call, as in the full check
     refused = violation(tool_name, tool_input, str(cwd), protected_for(project, companions, transcript),
-                        _CloseScreen(state_dir).is_close_phrase)
+                        keywords.is_close_phrase)
     if refused:
         return hardening_verdict(tool_name, refused)
     if not is_blocked(tool_name, blocked):
         return "allow", "", ""
     if transcript is None:
         raise _Doubt("no transcript")
-    return gate_verdict(mode, tool_name, _open_gates(state_dir, session_id, transcript, companions[0]), "")
+    return gate_verdict(mode, tool_name, _open_gates(state_dir, session_id, transcript, companions[0], keywords), "")
 
 
 def quick_tool_decision(hook_input: Mapping[str, Any]) -> Verdict | None:

@@ -13,7 +13,7 @@ from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, Gate, GateState, fold
 from ._phrases import CloseCommand, PhraseHit
 from ._quick import Signature, signature
-from ._store import GateStore, StoreProblem
+from ._store import Cursor, GateStore, StoreProblem
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
 __all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "subagent_folder", "sync",
@@ -35,6 +35,9 @@ class SyncResult:
     #: before it was read; None when a signature could not be taken
     store_signature: Signature | None = None
     sources: tuple[tuple[str, Signature | None], ...] | None = None
+    #: the session log's cursor after this scan, and the crc32 of the head bytes its ``head_sha`` covers
+    cursor: Cursor | None = None
+    head_crc: int = 0
 
 
 def subagent_folder(transcript: str) -> Path:
@@ -158,6 +161,7 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
             sources.append((path, read.signature))
             if path == transcript:
                 sources.append((folder, folder_signature))
+                session_read = read
             if read.restarted:
                 restarted.append(path)
             new_entries += _openings_and_problems(session_id, path, read.lines, known, openings)
@@ -174,7 +178,8 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
         except OSError:
             store_signature, vouched = None, False
         return SyncResult(fold(snapshot.entries + tuple(new_entries)), tuple(new_entries), snapshot.problems,
-                          tuple(restarted), store_signature, tuple(sources) if vouched else None)
+                          tuple(restarted), store_signature, tuple(sources) if vouched else None,
+                          session_read.cursor, session_read.head_crc)
 
 
 def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ...]:

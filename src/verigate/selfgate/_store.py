@@ -168,7 +168,7 @@ class GateStore:
                 _fsync_dir(self.path.parent)
 
     # -- cursors -------------------------------------------------------------------------------------
-    def _cursor_path(self, session_id: str, transcript: str) -> Path:
+    def cursor_path(self, session_id: str, transcript: str) -> Path:
         key = hashlib.sha256(f"{session_id}\x1f{transcript}".encode()).hexdigest()[:32]
         return self.state_dir / "cursors" / f"{key}.json"
 
@@ -176,7 +176,7 @@ class GateStore:
         """The saved position, or the start when none is saved or it is unreadable (a rescan is always safe:
         gate ids are stable)."""
         try:
-            data = json.loads(self._cursor_path(session_id, transcript).read_text(encoding="utf-8"))
+            data = json.loads(self.cursor_path(session_id, transcript).read_text(encoding="utf-8"))
             return Cursor(**{key: data[key] for key in ("offset", "line", "device", "inode", "head_sha")})
         except (OSError, ValueError, KeyError, TypeError):
             return Cursor()
@@ -184,7 +184,7 @@ class GateStore:
     def write_cursor(self, session_id: str, transcript: str, cursor: Cursor) -> None:
         """Replace the cursor atomically. Not fsync'd on purpose: a cursor lost in a crash only costs a rescan,
         and cursors are written only after the entries they depend on are fsync'd."""
-        path = self._cursor_path(session_id, transcript)
+        path = self.cursor_path(session_id, transcript)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from collections.abc import Mapping
-from typing import Any, Literal
-
-import attrs
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .._errors import InputError
 from ._quick import Signature
-from ._store import Cursor
 
-__all__ = ["LineKind", "TranscriptLine", "TranscriptRead", "classify", "read_new_lines", "tail_lines"]
+if TYPE_CHECKING:
+    from ._store import Cursor
+
+# No attrs and no hashlib at import: the pre-tool-use fast path classifies new lines with this module.
+
+__all__ = ["LineKind", "TranscriptLine", "TranscriptRead", "classify", "head_crc", "read_new_lines", "tail_lines"]
 
 CHUNK = 1 << 20
 #: bytes hashed to recognise the same file again (the start of an append-only log never changes)
@@ -31,8 +33,7 @@ CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event
 LineKind = Literal["assistant_text", "user_prompt", "skip", "problem"]
 
 
-@attrs.frozen
-class TranscriptLine:
+class TranscriptLine(NamedTuple):
     """One classified line. ``key`` identifies the message for gate ids (its uuid, else a hash of the line)."""
 
     number: int
@@ -47,19 +48,28 @@ class TranscriptLine:
     uuid: str | None = None
 
 
-@attrs.frozen
-class TranscriptRead:
+class TranscriptRead(NamedTuple):
     lines: tuple[TranscriptLine, ...]
     cursor: Cursor
     #: the file was rotated or truncated since the last scan and was read again from its start
     restarted: bool
     #: the file's stat signature taken before reading: every complete line it covers was read
     signature: Signature | None = None
+    #: crc32 of the bytes the cursor's ``head_sha`` covers (the fast path checks the head without hashlib)
+    head_crc: int = 0
 
 
 def _head_sha(handle: Any, length: int) -> str:
+    import hashlib
+
     handle.seek(0)
     return hashlib.sha256(handle.read(min(length, HEAD_BYTES))).hexdigest()
+
+
+def head_crc(handle: Any, length: int) -> int:
+    """crc32 of the first ``min(length, HEAD_BYTES)`` bytes, the part of the file a cursor's head covers."""
+    handle.seek(0)
+    return zlib.crc32(handle.read(min(length, HEAD_BYTES)))
 
 
 def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
@@ -94,9 +104,12 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
                 if raw.strip():
                     lines.append(classify(raw, line_number))
         head = _head_sha(handle, offset) if offset else ""
+        crc = head_crc(handle, offset)
+    from ._store import Cursor
+
     signature = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
     return TranscriptRead(tuple(lines), Cursor(offset, line_number, status.st_dev, status.st_ino, head), restarted,
-                          signature)
+                          signature, crc)
 
 
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:
@@ -132,7 +145,11 @@ def _text_blocks(content: Any, wanted: frozenset[str]) -> tuple[str, ...] | None
 
 def _line_key(record: Mapping[str, Any], raw: bytes) -> str:
     uuid = record.get("uuid")
-    return uuid if isinstance(uuid, str) and uuid else "sha256:" + hashlib.sha256(raw).hexdigest()
+    if isinstance(uuid, str) and uuid:
+        return uuid
+    import hashlib  # lines without a uuid (Codex) only
+
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def classify(raw: bytes, number: int) -> TranscriptLine:
