@@ -8,7 +8,7 @@ from typing import Literal
 # Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
 
 __all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES", "Decision",
-           "Mode", "Verdict", "as_mode", "describe", "gate_verdict", "hardening_verdict", "how_to_close",
+           "GateRef", "Mode", "Verdict", "as_mode", "describe", "gate_verdict", "hardening_verdict", "how_to_close",
            "is_blocked"]
 
 Mode = Literal["audit", "block"]
