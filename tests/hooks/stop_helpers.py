@@ -6,6 +6,7 @@ import io
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -13,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from judge_servers import verdict_json
+from verigate.store import open_store
 
 #: a Claude Code version string as the host writes it on every line
 CLAUDE_VERSION = "2.0.14"
@@ -166,3 +170,33 @@ def run_hook_in_process(host: str, event: str, stdin: Mapping[str, Any]) -> Hook
     code = run_hook(run.handle, run.on_error, stdin=io.StringIO(json.dumps(stdin)), stdout=out, stderr=err)
     text = out.getvalue()
     return HookRun(code, json.loads(text) if text.strip() else None, err.getvalue())
+
+
+# ------------------------------------------------------------------------------------------- a pager fix
+
+REQUEST = "Fix the off-by-one in pager.py and make sure the tests pass."
+ANSWER = "Fixed the off-by-one in `pager.py`; all tests pass."
+TOOLS = (
+    Tool("Read", {"file_path": "/work/project/pager.py"}, "def page(items, size):\n    return items[0:size-1]"),
+    Tool("Edit", {"file_path": "/work/project/pager.py", "old_string": "size-1", "new_string": "size"}, "ok"),
+)
+FAIL = verdict_json(passed=False, misses=("tests_not_run",), observation="no test run is in the observations",
+                    next_check="run the test suite and report its result")
+PASS = verdict_json(passed=True)
+REVIEW_ID = re.compile(r"\brv_[0-9a-f]+\b")
+
+
+def transcript(project: Path, session: str = "sess-1", answer: str = ANSWER, request: str = REQUEST) -> Path:
+    return claude_transcript(project.parent / f"{session}.jsonl", session, [(request, TOOLS, answer)])
+
+
+def stop(project: Path, session: str = "sess-1", **kwargs: object) -> dict[str, object]:
+    return stop_payload(project, session, transcript(project, session), **kwargs)  # type: ignore[arg-type]
+
+
+def review_status(project: Path, review_id: str) -> str:
+    store = open_store(str(project / ".verigate" / "verigate.db"), create=False)
+    try:
+        return store.get_review(review_id).status
+    finally:
+        store.close()

@@ -4,10 +4,8 @@ transcripts, a loopback OpenAI-compatible judge, the real SQLite store."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,71 +14,29 @@ from git_helpers import commit_files, make_repo, write
 from hypothesis import given
 from hypothesis import strategies as st
 from stop_helpers import (
+    ANSWER,
+    FAIL,
+    PASS,
+    REQUEST,
+    REVIEW_ID,
+    TOOLS,
     Tool,
     claude_transcript,
     codex_rollout,
     hook_env,
+    review_status,
     run_hook_in_process,
     run_hook_process,
+    stop,
     stop_payload,
+    transcript,
     write_config,
 )
 
-from judge_servers import JudgeServer, refused_url, verdict_json
+from judge_servers import JudgeServer, refused_url
 from verigate import FinalizeResult, InputError
 from verigate.hooks._stop import FEEDBACK_MARKER, MAX_REASON_CHARS, _answer, parse_stop_input
 from verigate.store import open_store
-
-REQUEST = "Fix the off-by-one in pager.py and make sure the tests pass."
-ANSWER = "Fixed the off-by-one in `pager.py`; all tests pass."
-TOOLS = (
-    Tool("Read", {"file_path": "/work/project/pager.py"}, "def page(items, size):\n    return items[0:size-1]"),
-    Tool("Edit", {"file_path": "/work/project/pager.py", "old_string": "size-1", "new_string": "size"}, "ok"),
-)
-FAIL = verdict_json(passed=False, misses=("tests_not_run",), observation="no test run is in the observations",
-                    next_check="run the test suite and report its result")
-PASS = verdict_json(passed=True)
-REVIEW_ID = re.compile(r"\brv_[0-9a-f]+\b")
-
-
-@pytest.fixture
-def judge() -> Iterator[JudgeServer]:
-    with JudgeServer("openai", required_key="sk-loopback-test") as server:
-        yield server
-
-
-@pytest.fixture
-def project(tmp_path: Path, judge: JudgeServer) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    write_config(folder, judge.base_url)
-    return folder
-
-
-@pytest.fixture
-def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hook sets VERIGATE_PROJECT_DIR for plug-ins; monkeypatch puts the environment back afterwards."""
-    for name in ("CLAUDE_PROJECT_DIR", "VERIGATE_PROJECT_DIR", "VERIGATE_GIT_REPO"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VERIGATE_PROJECT_DIR", "")
-    monkeypatch.setenv("VERIGATE_TEST_JUDGE_KEY", "sk-loopback-test")
-
-
-def transcript(project: Path, session: str = "sess-1", answer: str = ANSWER, request: str = REQUEST) -> Path:
-    return claude_transcript(project.parent / f"{session}.jsonl", session, [(request, TOOLS, answer)])
-
-
-def stop(project: Path, session: str = "sess-1", **kwargs: object) -> dict[str, object]:
-    return stop_payload(project, session, transcript(project, session), **kwargs)  # type: ignore[arg-type]
-
-
-def review_status(project: Path, review_id: str) -> str:
-    store = open_store(str(project / ".verigate" / "verigate.db"), create=False)
-    try:
-        return store.get_review(review_id).status
-    finally:
-        store.close()
-
 
 # ------------------------------------------------------------------------------------------- as a process
 # Each process start loads every installed plug-in (and their SDKs): the process tests are few and cover the
