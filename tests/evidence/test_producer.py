@@ -22,13 +22,14 @@ from evidence_helpers import (
     produce_kwargs,
     receipt,
     run_cli,
+    secret_shaped,
     state,
     write_task,
 )
 
 import verigate.evidence
-from verigate._errors import EvidenceError
-from verigate.evidence import completed_rounds, load_entries, produce
+from verigate._errors import EvidenceError, EvidencePartialError
+from verigate.evidence import completed_rounds, load_entries, produce, secret_scanner, verify
 
 EVIDENCE_SRC = Path(verigate.evidence.__file__).parent
 PURE_MODULES = ("_producer", "_canonical", "_c3", "_delivery", "_privacy", "_arbiter", "_adapters")
@@ -370,6 +371,73 @@ def test_reviewer_snapshot_and_marker_rules(tmp_path: Path) -> None:
     assert "stale" in reasons and "plan_hash" in reasons
     task = write_task(tmp_path / "c", "TASK-0002", entries=None)
     assert "task folder name" in _refusal(task.rename(tmp_path / "c" / "TASK-0003"))
+
+
+# --- secrets and personal data (the shipped secrets/pii rule packs) --------------------------------------------------
+
+def test_secrets_and_personal_data_in_every_free_text_input_are_reduced_and_logged(tmp_path: Path) -> None:
+    shaped = secret_shaped(1)
+    token, password, email = shaped["github_token"], shaped["password"], shaped["email"]
+    task = write_task(tmp_path, "TASK-0001", entries=[
+        notice(f"posted with {token}"),
+        state("WAITING_FOR_CHECKS", [f"deploy key {token}"]),
+        state("MERGE_READY"),
+        merge_ready({"CI": "success"}, {"F-1": f"resolved by {email}"}),
+    ])
+    record = _produce(task, observation=f"deployed with {token}, contact {email}",
+                      cause_hypothesis=f"{password} leaked", routing_decisions=json.dumps([{"note": token}]))
+    text = json.dumps(record, ensure_ascii=False)
+    for value in (token, password.split("=")[1], email):
+        assert value not in text
+    assert record["observation"] == ("deployed with [REDACTED:github-classic-token#1], "
+                                     "contact [REDACTED:email-address#1]")
+    assert record["cause_hypothesis"] == "password=[REDACTED:generic-secret-assignment#1] leaked"
+    assert record["routing_decisions"] == [{"note": "[REDACTED:github-classic-token#1]"}]
+    assert record["human_interventions"][0]["detail"] == "posted with [REDACTED:github-classic-token#1]"
+    assert record["review_findings"][0]["disposition"].startswith("resolved by [REDACTED:email-address#1]")
+    logged = {(item["kind"], item["detail"]) for item in record["escalation"]}
+    assert {("privacy_secret_reduced", "github-classic-token"), ("privacy_secret_reduced", "generic-secret-assignment"),
+            ("privacy_personal_data_reduced", "email-address")} <= logged
+    # the producer's own output passes the verifier's check (partial in Phase 1, never rejected)
+    with pytest.raises(EvidencePartialError):
+        verify(record, task)
+
+
+def test_a_documentation_domain_e_mail_is_still_an_account(merge_task: Path) -> None:
+    # the pii pack lets example.org through; an EV keeps no account identifier at all (seed §7-3)
+    record = _produce(merge_task, observation="contact alice.smith@example.org")
+    assert record["observation"] == "contact account:redacted"
+    assert {"kind": "privacy_account_email", "detail": "e-mail アドレスを含む入力値を還元した"} in record["escalation"]
+
+
+def test_a_secret_in_an_identifier_is_refused_naming_the_field(merge_task: Path) -> None:
+    token = secret_shaped(2)["github_token"]
+    reasons = _refusal(merge_task, run_id=f"run-{token}")
+    assert "run_id" in reasons and "github-classic-token" in reasons and token not in reasons
+
+
+def test_an_inline_allow_marker_does_not_let_a_secret_into_an_ev(merge_task: Path) -> None:
+    token = secret_shaped(3)["github_token"]
+    reasons = _refusal(merge_task, observation=f"{token} verigate: allow")
+    assert "observation" in reasons and token not in reasons
+
+
+def test_the_reduction_is_deterministic_and_the_scanner_is_the_shipped_packs(merge_task: Path) -> None:
+    observation = "token " + secret_shaped(4)["github_token"]
+    assert produce(merge_task, **produce_kwargs(observation=observation)) == \
+        produce(merge_task, **produce_kwargs(observation=observation))
+    rules = {rule for rule, _ in secret_scanner().categories.items()}
+    assert {"github-classic-token", "email-address"} <= rules
+
+
+def test_started_after_now_is_refused(merge_task: Path) -> None:
+    assert "--started-at" in _refusal(merge_task, started_at="2100-01-02T00:00:00Z")
+
+
+def test_an_injected_routing_decision_is_recorded_as_injected(merge_task: Path) -> None:
+    assert {"kind": "injected_value", "detail": "routing_decisions"} in \
+        _produce(merge_task, routing_decisions="[]")["escalation"]
+    assert all(item["kind"] != "injected_value" for item in _produce(merge_task)["escalation"])
 
 
 # --- purity ----------------------------------------------------------------------------------------------------------

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence_helpers import HARNESS, produce_kwargs, run_cli, state, write_task
+from evidence_helpers import (
+    HARNESS,
+    RUN_ID,
+    notice,
+    produce_kwargs,
+    run_cli,
+    secret_shaped,
+    state,
+    write_task,
+)
 
 import verigate.evidence._verify as verify_module
 from verigate._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError, SchemaError
@@ -83,6 +92,20 @@ def _flip(text: str) -> str:
     return text[:-1] + ("0" if text[-1] != "0" else "1")
 
 
+#: made when the tests run: nothing secret-shaped is committed
+SHAPED = secret_shaped(11)
+
+
+def _drop_injection_record(field: str) -> Any:
+    return lambda ev: ev.update(escalation=[e for e in ev["escalation"]
+                                            if (e["kind"], e["detail"]) != ("injected_value", field)])
+
+
+def _add_escalation(kind: str, detail: str) -> Any:
+    return lambda ev: ev.update(escalation=sorted([*ev["escalation"], {"kind": kind, "detail": detail}],
+                                                  key=lambda e: (e["kind"], e["detail"])))
+
+
 TAMPERS: dict[str, tuple[str, Any]] = {
     "plan_hash": ("plan_hash", lambda ev: ev.update(plan_hash=_flip(ev["plan_hash"]))),
     "source_sha": ("source_sha", lambda ev: ev.update(source_sha="fff9999")),
@@ -121,6 +144,28 @@ TAMPERS: dict[str, tuple[str, Any]] = {
     "schema_version_unknown": ("schema_version", lambda ev: ev.update(schema_version="2.0")),
     "escalation_extra": ("escalation", lambda ev: ev.update(escalation=[{"kind": "x", "detail": "", "y": 1}])),
     "corpus_hash": ("harness_version", lambda ev: ev["harness_version"].update(corpus_hash="sha256:0")),
+    # secrets and personal data (rule packs secrets, pii) anywhere in the EV
+    "secret_observation": ("observation", lambda ev: ev.update(observation=f"with {SHAPED['github_token']}")),
+    "secret_hypothesis": ("cause_hypothesis", lambda ev: ev.update(cause_hypothesis=SHAPED["password"])),
+    "pii_escalation": ("escalation", _add_escalation("note", f"mail {SHAPED['email']}")),
+    "doc_domain_email": ("observation", lambda ev: ev.update(observation="mail alice.smith@example.org")),
+    "secret_run_id": ("run_id", lambda ev: ev.update(run_id=SHAPED["github_token"])),
+    "secret_key": ("cost_metrics", lambda ev: ev.update(cost_metrics={SHAPED["github_token"]: 1})),
+    "fullwidth_url": ("observation", lambda ev: ev.update(observation="\uff47\uff49\uff54\uff48\uff55\uff42"
+                                                                          "\uff0e\uff43\uff4f\uff4d/alice")),
+    # forged completeness: Phase-1-fixed fields need an injection record, time runs forward, refs stay inside
+    "replan_count_forged": ("replan_count", _drop_injection_record("replan_count")),
+    "cost_metrics_forged": ("cost_metrics", _drop_injection_record("cost_metrics")),
+    "routing_forged": ("routing_decisions", _drop_injection_record("routing_decisions")),
+    "injection_of_unavailable": ("escalation", lambda ev: (ev.update(replan_count="unavailable"),)),
+    "injection_of_other_field": ("escalation", _add_escalation("injected_value", "repair_rounds")),
+    "started_after_completed": ("started_at", lambda ev: ev.update(started_at="2100-01-02T00:00:00Z")),
+    "dotdot_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("docs/../../etc/passwd")),
+    "url_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("https:x")),
+    "intervention_invented": ("human_interventions", lambda ev: ev["human_interventions"].append(
+        {"kind": "delivery_state", "detail": "HUMAN_ESCALATED"})),
+    "intervention_unavailable": ("human_interventions", lambda ev: ev.update(human_interventions="unavailable")),
+    "escalation_unsorted": ("escalation", lambda ev: ev["escalation"].reverse()),
 }
 
 
@@ -187,6 +232,85 @@ def test_removing_any_required_key_is_rejected_naming_it(key: str, complete_ev: 
 
 def test_a_string_note_is_neutral(complete_ev: dict[str, Any], merge_task: Path) -> None:
     verify({**complete_ev, "_note": "reviewed by the release captain"}, merge_task)
+
+
+def test_a_secret_in_an_ev_exits_1_through_the_cli_naming_the_field_path(complete_ev: dict[str, Any],
+                                                                          merge_task: Path, tmp_path: Path) -> None:
+    record = copy.deepcopy(complete_ev)
+    record["routing_decisions"] = [{"step": 1, "note": f"key {SHAPED['github_token']}"}]
+    code, stderr = _cli(record, merge_task, tmp_path)
+    assert code == 1 and "routing_decisions[0].note" in stderr and "github-classic-token" in stderr
+    assert SHAPED["github_token"] not in stderr
+
+
+def test_a_forged_complete_ev_is_rejected_naming_every_field(tmp_path: Path) -> None:
+    # the review's reproducer: partial producer output dressed up as complete
+    task = write_task(tmp_path, "TASK-0006", entries=[
+        notice("https://github.com/o/r/pull/940#issuecomment-5140067809"), state("HUMAN_ESCALATED", ["stuck"]),
+    ])
+    record = json.loads(produce(task, **produce_kwargs(harness_version_end=dict(HARNESS))))
+    with pytest.raises(EvidencePartialError):
+        verify(record, task)
+    record.update(replan_count=0, cost_metrics={"usd": 0}, routing_decisions=[], human_interventions=[],
+                  escalation=[], started_at="2101-01-01T00:00:00Z")
+    reasons = _rejected(record, task)
+    for field in ("replan_count", "cost_metrics", "routing_decisions", "human_interventions", "escalation",
+                  "started_at", "unknown_record_kind"):
+        assert field in reasons, field
+
+
+def test_dropping_a_derived_escalation_is_rejected(tmp_path: Path) -> None:
+    task = write_task(tmp_path, "TASK-0006", entries=[
+        notice("https://github.com/o/r/pull/940#issuecomment-1", login="x"), state("HUMAN_ESCALATED", ["stuck"]),
+    ])
+    record = json.loads(produce(task, **produce_kwargs()))
+    assert {e["kind"] for e in record["escalation"]} >= {"unknown_record_kind", "privacy_url_reduced",
+                                                          "privacy_account_key"}
+    for item in record["escalation"]:
+        if item["kind"] == "harness_drift_unchecked":
+            continue  # injected-dependent: the verifier cannot derive it, it only makes the EV partial
+        reduced = {**record, "escalation": [e for e in record["escalation"] if e != item]}
+        assert "escalation" in _rejected(reduced, task), item
+
+
+def _arbiter_task(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
+    task = write_task(tmp_path, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
+    runs = tmp_path / "ai-loop-runs"
+    runs.mkdir()
+    (runs / "a.json").write_text(json.dumps({"decision": "HUMAN_ESCALATED", "run": {"run_id": RUN_ID}}),
+                                 encoding="utf-8")
+    record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
+    return task, runs, record
+
+
+def test_arbiter_interventions_are_re_derived_from_the_runs_folder(tmp_path: Path) -> None:
+    task, runs, record = _arbiter_task(tmp_path)
+    arbiter_item = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
+    assert record["human_interventions"][-1] == arbiter_item
+    with pytest.raises(EvidencePartialError) as caught:
+        verify(record, task, runs_dir=runs)
+    assert "unverified:arbiter_records" not in caught.value.reasons
+    dropped = {**record, "human_interventions": record["human_interventions"][:-1]}
+    assert "human_interventions" in "\n".join(_rejected_with(dropped, task, runs))
+    doubled = {**record, "human_interventions": [*record["human_interventions"], arbiter_item]}
+    assert "human_interventions" in "\n".join(_rejected_with(doubled, task, runs))
+
+
+def test_without_the_runs_folder_arbiter_interventions_cannot_be_confirmed(tmp_path: Path) -> None:
+    task, _, record = _arbiter_task(tmp_path)
+    with pytest.raises(EvidencePartialError) as caught:
+        verify(record, task)
+    assert "unverified:arbiter_records" in caught.value.reasons
+    # they may only follow the derived items, and only in the producer's shape
+    moved = {**record, "human_interventions": record["human_interventions"][::-1]}
+    assert "human_interventions" in _rejected(moved, task)
+
+
+def _rejected_with(record: dict[str, Any], task: Path, runs: Path) -> tuple[str, ...]:
+    with pytest.raises(EvidenceError) as caught:
+        verify(record, task, runs_dir=runs)
+    assert type(caught.value) is EvidenceError, caught.value
+    return caught.value.reasons
 
 
 # --- legacy, schema, usage ---
