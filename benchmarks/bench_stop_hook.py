@@ -25,6 +25,9 @@ from judge_servers import JudgeServer, verdict_json  # noqa: E402  (test helpers
 
 #: what every Gate does first: import and register every installed plug-in (model-client SDKs included)
 PLUGINS_ONLY = "from verigate._plugins import create_manager; create_manager()"
+#: the project's gate as the hook builds it: plug-ins, the judge's model client, redaction packs, the store
+OPEN_GATE = ("from pathlib import Path; from verigate.hooks._stop import _open_gate; "
+             "_open_gate(Path({project!r})).close()")
 #: a long session: many turns before the one that is judged (the transcript is streamed once)
 EARLIER_TURNS = 150
 TOOLS = tuple(
@@ -62,12 +65,15 @@ def main(runs: int = 5) -> None:
         baseline = _median_wall([sys.executable, "-c", "pass"], runs, env=env)
         module_only = _median_wall([sys.executable, "-c", "import verigate.hooks._stop"], runs, env=env)
         plugins = _median_wall([sys.executable, "-c", PLUGINS_ONLY], runs, env=env)
+        open_gate = _median_wall([sys.executable, "-c", OPEN_GATE.format(project=str(project))], runs, env=env)
         full = _median_wall(hook, runs, stdin=payload, env=env)
         lines = sum(1 for _ in transcript.open(encoding="utf-8"))
     print(f"transcript: {lines} lines, {transcript.name}; judge: loopback OpenAI-compatible, answers at once")
     print(f"{'python -c pass':<48} {baseline * 1000:8.1f} ms   1.0x")
     print(f"{'python -c import verigate.hooks._stop':<48} {module_only * 1000:8.1f} ms  {module_only / baseline:4.1f}x")
     print(f"{'load every installed plug-in (entry points)':<48} {plugins * 1000:8.1f} ms  {plugins / baseline:4.1f}x")
+    print(f"{'open the project gate (+ judge client, redaction)':<48} {open_gate * 1000:8.1f} ms  "
+          f"{open_gate / baseline:4.1f}x")
     print(f"{'verigate hook claude-code stop (whole run)':<48} {full * 1000:8.1f} ms  {full / baseline:4.1f}x")
     print(f"medians of {runs} runs each")
 

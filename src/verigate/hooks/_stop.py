@@ -320,8 +320,12 @@ class _Run:
             result = asyncio.run(_finalize_until(gate, candidate, deadline, give_up))
             if result is None:
                 reason = "verification_time_budget_exhausted: the gate did not finish within the hook's time budget"
-                answer = _pending(_store_review(gate, stop.session_key, "escalate_verification_error", reason,
-                                                candidate), reason)
+                try:
+                    review_id: str | None = _store_review(gate, stop.session_key, "escalate_verification_error",
+                                                          reason, candidate)
+                except Exception:  # out of time already: say so rather than block on a second failure
+                    review_id = None
+                answer = _pending(review_id, reason)
                 state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
             elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
                 answer = self._loop_guard(gate, candidate, state)
