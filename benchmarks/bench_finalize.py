@@ -10,7 +10,7 @@ import asyncio
 import json
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from verigate import Candidate, Gate, Termination, ToolObservation
@@ -41,18 +41,27 @@ def candidate(index: int) -> Candidate:
     )
 
 
-async def per_call_us(operation: Callable[[int], Awaitable[object]], iterations: int) -> float:
-    """µs per call of the best of 7 rounds of ``iterations`` calls: on a shared machine other processes only ever
-    add time, so the fastest round is the closest to the code's own cost."""
-    for index in range(20):
-        await operation(-index - 1)
-    rounds = []
-    for round_number in range(7):
-        start = time.perf_counter()
-        for index in range(iterations):
-            await operation(round_number * iterations + index)
-        rounds.append((time.perf_counter() - start) / iterations * 1e6)
-    return min(rounds)
+Operation = Callable[[int], Awaitable[object]]
+
+
+async def per_call_us(operations: Mapping[str, tuple[Operation, int]], rounds: int) -> dict[str, float]:
+    """µs per call of each operation: the best of ``rounds`` rounds of its iteration count. The operations take
+    turns within every round, so a busy phase of the (shared) machine slows all of them alike; other processes
+    only ever add time, so the fastest round is the closest to the code's own cost."""
+    calls = 0
+    for operation, _ in operations.values():
+        for _ in range(20):
+            calls += 1
+            await operation(-calls)
+    best = dict.fromkeys(operations, float("inf"))
+    for _ in range(rounds):
+        for name, (operation, iterations) in operations.items():
+            start = time.perf_counter()
+            for _ in range(iterations):
+                calls += 1
+                await operation(calls)
+            best[name] = min(best[name], (time.perf_counter() - start) / iterations * 1e6)
+    return best
 
 
 async def bench(iterations: int, folder: Path) -> None:
@@ -100,12 +109,14 @@ async def bench(iterations: int, folder: Path) -> None:
     async def finalize_sqlite(index: int) -> object:
         return await sqlite.finalize(candidate(index), natural)
 
-    function_us = await per_call_us(bare_function, iterations)
-    engine_us = await per_call_us(bare_engine, iterations)
-    redact_us = await per_call_us(redact_candidate, iterations)
-    store_us = await per_call_us(store_writes, iterations)
-    memory_us = await per_call_us(finalize_memory, iterations)
-    sqlite_us = await per_call_us(finalize_sqlite, max(10, iterations // 20))
+    rounds = max(7, 3000 // iterations)
+    measured = await per_call_us({
+        "function": (bare_function, iterations), "engine": (bare_engine, iterations),
+        "redact": (redact_candidate, iterations), "store": (store_writes, iterations),
+        "memory": (finalize_memory, iterations), "sqlite": (finalize_sqlite, max(10, iterations // 20)),
+    }, rounds)
+    function_us, engine_us, redact_us, store_us, memory_us, sqlite_us = (
+        measured[name] for name in ("function", "engine", "redact", "store", "memory", "sqlite"))
     memory.close()
     sqlite.close()
     records_store.close()
@@ -126,7 +137,7 @@ async def bench(iterations: int, folder: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--iterations", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(bench(args.iterations, Path(folder)))
