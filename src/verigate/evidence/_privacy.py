@@ -113,36 +113,46 @@ def evidence_ref_error(ref: Any) -> str | None:
     return None
 
 
-def _value_reasons(text: str, where: str, secrets: Redactor) -> list[str]:
-    reasons: list[str] = []
+def _value_problems(text: str, secrets: Redactor) -> tuple[str, ...]:
+    problems: list[str] = []
     folded = unicodedata.normalize("NFKC", text)
     if _ABSOLUTE.search(folded):
-        reasons.append(f"{where}: 絶対パスを含む値")
+        problems.append("絶対パスを含む値")
     if _ACCOUNT_VALUE.search(folded) or _EMAIL.search(folded):
-        reasons.append(f"{where}: URL または account 識別子を含む値")
+        problems.append("URL または account 識別子を含む値")
     # an inline allow marker does not excuse a finding here: the EV author is not trusted to vouch for it
     rules = sorted({finding.rule_id for finding in secrets.redact(folded).findings})
     if rules:
-        reasons.append(f"{where}: secret または personal data を含む値 ({', '.join(rules)})")
-    return reasons
+        problems.append(f"secret または personal data を含む値 ({', '.join(rules)})")
+    return tuple(problems)
 
 
-def check_output_privacy(record: Any, secrets: Redactor, path: str = "") -> list[str]:
+def _walk_strings(value: Any, path: str) -> Iterator[tuple[str, str, bool]]:
+    """(where, text, is_key) for every key and string value; forbidden and account keys are reported apart."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            yield where, str(key), True
+            yield from _walk_strings(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_strings(item, f"{path}[{index}]")
+    elif isinstance(value, str):
+        yield path or "<root>", value, False
+
+
+def check_output_privacy(record: Any, secrets: Redactor) -> list[str]:
     """Every privacy violation in an EV (keys and string values at any depth); empty means clean."""
     reasons: list[str] = []
-    if isinstance(record, dict):
-        for key, item in record.items():
-            where = f"{path}.{key}" if path else str(key)
-            if key in FORBIDDEN_KEYS:
-                reasons.append(f"{where}: forbidden key")
-            elif key in ACCOUNT_KEYS:
-                reasons.append(f"{where}: account key")
-            else:
-                reasons += [f"{reason} (key)" for reason in _value_reasons(str(key), where, secrets)]
-            reasons += check_output_privacy(item, secrets, where)
-    elif isinstance(record, list):
-        for index, item in enumerate(record):
-            reasons += check_output_privacy(item, secrets, f"{path}[{index}]")
-    elif isinstance(record, str):
-        reasons += _value_reasons(record, path or "<root>", secrets)
+    # keys such as "kind" and "detail" repeat: each distinct text is scanned once
+    scanned: dict[str, tuple[str, ...]] = {}
+    for where, text, is_key in _walk_strings(record, ""):
+        if is_key and text in FORBIDDEN_KEYS:
+            reasons.append(f"{where}: forbidden key")
+        elif is_key and text in ACCOUNT_KEYS:
+            reasons.append(f"{where}: account key")
+        else:
+            if text not in scanned:
+                scanned[text] = _value_problems(text, secrets)
+            reasons += [f"{where}: {problem}{' (key)' if is_key else ''}" for problem in scanned[text]]
     return reasons
