@@ -303,29 +303,11 @@ class _Run:
         state = load_state(stop.project_dir, stop.session_key)
         turn = _turn(stop)
         with _open_gate(stop.project_dir) as gate:
-            if FEEDBACK_MARKER in turn.request:
-                # verigate's own feedback: the same request goes on (the stored copy is redacted, so its sha
-                # never matches the raw request's; the counters stay those of the raw request)
-                request = _stored_request(gate, stop.session_key)
-            else:
-                request = turn.request
-                request_sha = _sha256(request)
-                if request_sha != state.request_sha256:
-                    state = StopState(request_sha256=request_sha)
-                    session = gate.store.get_session(stop.session_key)
-                    if session is not None and session.follow_up:
-                        # a new request while a revise of the previous one was outstanding: start it afresh
-                        gate.store.reset_request(stop.session_key)
+            request, state = _current_request(turn, gate, stop.session_key, state)
             candidate = _candidate(stop, turn, request)
             result = asyncio.run(_finalize_until(gate, candidate, deadline, give_up))
             if result is None:
-                reason = "verification_time_budget_exhausted: the gate did not finish within the hook's time budget"
-                try:
-                    review_id: str | None = _store_review(gate, stop.session_key, "escalate_verification_error",
-                                                          reason, candidate)
-                except Exception:  # out of time already: say so rather than block on a second failure
-                    review_id = None
-                answer = _pending(review_id, reason)
+                answer = _out_of_time(gate, candidate)
                 state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
             elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
                 answer = self._loop_guard(gate, candidate, state)
@@ -393,6 +375,31 @@ async def _finalize_until(gate: Gate, candidate: Candidate, deadline: float, giv
         return await asyncio.wait_for(finalize, timeout=max(0.0, give_up - time.monotonic()))
     except TimeoutError:
         return None
+
+
+def _current_request(turn: Turn, gate: Gate, session_key: str, state: StopState) -> tuple[str, StopState]:
+    """The request the answer is for, and the counters that belong to it (named by the sha256 of the raw
+    request: the store holds it redacted, so a stored copy never matches)."""
+    if FEEDBACK_MARKER in turn.request:  # verigate's own feedback: the same request goes on, counters and all
+        return _stored_request(gate, session_key), state
+    request_sha = _sha256(turn.request)
+    if request_sha != state.request_sha256:
+        state = StopState(request_sha256=request_sha)
+        session = gate.store.get_session(session_key)
+        if session is not None and session.follow_up:
+            # a new request while a revise of the previous one was outstanding: start it afresh
+            gate.store.reset_request(session_key)
+    return turn.request, state
+
+
+def _out_of_time(gate: Gate, candidate: Candidate) -> HookAnswer:
+    reason = "verification_time_budget_exhausted: the gate did not finish within the hook's time budget"
+    try:
+        review_id: str | None = _store_review(gate, candidate.session_id, "escalate_verification_error", reason,
+                                              candidate)
+    except Exception:  # out of time already: say so rather than block on a second failure
+        review_id = None
+    return _pending(review_id, reason)
 
 
 def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str, candidate: Candidate) -> str:

@@ -27,7 +27,7 @@ class StopState:
     up, so that no store trouble can turn into an endless Stop loop.
     """
 
-    #: sha256 of the request the counters belong to ("" before the first request)
+    #: sha256 of the raw (unredacted) request the counters belong to ("" before the first request); never the text
     request_sha256: str = ""
     blocks_in_row: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     errors_in_row: int = attrs.field(default=0, validator=attrs.validators.ge(0))
