@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -35,6 +36,13 @@ def assistant(text: str) -> str:
     return json.dumps({"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": "bench", "isSidechain": False,
                        "timestamp": "2026-01-01T00:00:00Z",
                        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}) + "\n"
+
+
+def tool_use() -> str:
+    return json.dumps({"type": "assistant", "uuid": str(uuid.uuid4()), "sessionId": "bench", "isSidechain": False,
+                       "timestamp": "2026-01-01T00:00:00Z",
+                       "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                                                                     "input": {"command": "make test"}}]}}) + "\n"
 
 
 def tool_result(size: int) -> str:
@@ -83,32 +91,43 @@ def main() -> int:
                               "tool_input": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}})
         hook = [python, "-m", "verigate", "hook", "claude-code", "pre-tool-use"]
 
-        bare = median([wall([python, "-c", "pass"], env=base) for _ in range(args.repeat)])
-        package = median([wall([python, "-c", "import verigate"], env=base) for _ in range(args.repeat)])
-        first = wall(hook, payload, env, str(project))
-        following_quiet = median([wall(hook, payload, env, str(project)) for _ in range(args.repeat)])
-        def following(text: str) -> float:
+        bare_samples: list[float] = []
+
+        def timed(command: list[str], stdin: str = "", run_env: dict[str, str] | None = None) -> float:
+            # a bare start-up right before each sample: the baseline sees the same machine load as the hook
+            bare_samples.append(wall([python, "-c", "pass"], env=base))
+            return wall(command, stdin, run_env or base, str(project))
+
+        package = median([timed([python, "-c", "import verigate"]) for _ in range(args.repeat)])
+        first = timed(hook, payload, env)
+        following_quiet = median([timed(hook, payload, env) for _ in range(args.repeat)])
+
+        def following(lines: Callable[[int], str]) -> float:
             samples = []
             for index in range(args.repeat):
                 with transcript.open("a", encoding="utf-8") as handle:
-                    handle.write(assistant(text.format(index)))
-                samples.append(wall(hook, payload, env, str(project)))
+                    handle.write(lines(index))
+                samples.append(timed(hook, payload, env))
             return median(samples)
 
-        # prose without any keyword of the pack is settled by the cached prefilter; prose with one ("you")
-        # loads the cached pack into the rule engine and scans it
-        plain_prose = following("Edited the parser (pass {}); running the tests now.")
-        keyword_prose = following("Pass {} done. Do you want me to update the changelog too? I will wait for CI.")
-        read = median([wall(hook, payload.replace('"Edit"', '"Read"'), env, str(project))
-                       for _ in range(args.repeat)])
+        # what a tool call adds to the log (the assistant's tool_use without prose, the tool's output) and
+        # prose without any keyword of the pack are caught up by the fast path; prose with a keyword ("you")
+        # loads the cached pack into the rule engine (the full check)
+        tool_turn = following(lambda index: tool_use() + tool_result(8000) + "\n")
+        plain_prose = following(lambda index: assistant(f"Edited the parser (pass {index}); running the tests now."))
+        keyword_prose = following(lambda index: assistant(
+            f"Pass {index} done. Do you want me to update the changelog too? I will wait for CI."))
+        read = median([timed(hook, payload.replace('"Edit"', '"Read"'), env) for _ in range(args.repeat)])
+        bare = median(bare_samples)
 
     cached = "environment's bytecode setting" if args.no_bytecode_cache else "bytecode cached"
     print(f"transcript: {args.size_mb} MB; median of {args.repeat} runs; {cached}; "
-          f"baseline `python -c pass` = {bare * 1000:.0f} ms")
+          f"baseline `python -c pass` = {bare * 1000:.0f} ms (median of {len(bare_samples)}, one before each sample)")
     rows = [
         ("python -c 'import verigate' (foundation floor)", package),
         ("pre-tool-use, first call (full scan)", first),
         ("pre-tool-use, following call (no new lines)", following_quiet),
+        ("pre-tool-use, following call (a tool call's lines)", tool_turn),
         ("pre-tool-use, following call (new prose, no keyword)", plain_prose),
         ("pre-tool-use, following call (new prose, keywords)", keyword_prose),
         ("pre-tool-use, Read (not a blocked tool)", read),
