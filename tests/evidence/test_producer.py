@@ -416,6 +416,12 @@ def test_a_secret_in_an_identifier_is_refused_naming_the_field(merge_task: Path)
     assert "run_id" in reasons and "github-classic-token" in reasons and token not in reasons
 
 
+def test_a_refusal_that_quotes_a_value_never_repeats_a_secret(merge_task: Path) -> None:
+    token = secret_shaped(5)["github_token"]
+    reasons = _refusal(merge_task, repository=f"owner/{token}")
+    assert "--repository" in reasons and "[REDACTED:github-classic-token#1]" in reasons and token not in reasons
+
+
 def test_an_inline_allow_marker_does_not_let_a_secret_into_an_ev(merge_task: Path) -> None:
     token = secret_shaped(3)["github_token"]
     reasons = _refusal(merge_task, observation=f"{token} verigate: allow")

@@ -243,6 +243,16 @@ def test_a_secret_in_an_ev_exits_1_through_the_cli_naming_the_field_path(complet
     assert SHAPED["github_token"] not in stderr
 
 
+def test_reasons_that_quote_a_value_never_repeat_a_secret(complete_ev: dict[str, Any], merge_task: Path,
+                                                         tmp_path: Path) -> None:
+    record = copy.deepcopy(complete_ev)
+    record["cost_metrics"] = {"note": SHAPED["github_token"]}
+    _drop_injection_record("cost_metrics")(record)
+    code, stderr = _cli(record, merge_task, tmp_path)
+    assert code == 1 and "cost_metrics: EV=" in stderr and "[REDACTED:github-classic-token#1]" in stderr
+    assert SHAPED["github_token"] not in stderr
+
+
 def test_a_forged_complete_ev_is_rejected_naming_every_field(tmp_path: Path) -> None:
     # the review's reproducer: partial producer output dressed up as complete
     task = write_task(tmp_path, "TASK-0006", entries=[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ __all__ = [
     "evidence_ref_error",
     "redact",
     "scan_input_keys",
+    "scrub_reasons",
 ]
 
 #: the 14 keys that must never appear in an EV (kept here, never registered as schema properties)
@@ -156,3 +157,8 @@ def check_output_privacy(record: Any, secrets: Redactor) -> list[str]:
                 scanned[text] = _value_problems(text, secrets)
             reasons += [f"{where}: {problem}{' (key)' if is_key else ''}" for problem in scanned[text]]
     return reasons
+
+
+def scrub_reasons(reasons: Iterable[str], secrets: Redactor) -> list[str]:
+    """Refusal reasons with secrets and personal data redacted: they quote the values they refuse."""
+    return [secrets.redact(reason).text for reason in reasons]

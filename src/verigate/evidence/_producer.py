@@ -19,7 +19,14 @@ from ._delivery import (
     derive_terminal_state,
     unknown_kinds,
 )
-from ._privacy import Escalation, check_output_privacy, evidence_ref_error, redact, scan_input_keys
+from ._privacy import (
+    Escalation,
+    check_output_privacy,
+    evidence_ref_error,
+    redact,
+    scan_input_keys,
+    scrub_reasons,
+)
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -265,7 +272,7 @@ def build_evidence(sources: TaskSources, injected: Injected) -> dict[str, Any]:
         errors += exc.reasons
         terminal_state = ""
     if errors:
-        raise EvidenceError(errors)
+        raise EvidenceError(scrub_reasons(errors, secrets))
     interventions, reduced = derive_human_interventions(c3.get("decision"), entries, arbiter, secrets)
     escalations += reduced
     if injected.observation:

@@ -14,7 +14,7 @@ from ._arbiter import is_arbiter_record, records_for_run
 from ._c3 import check_c3
 from ._canonical import same_json
 from ._delivery import UNAVAILABLE, derive_delivery_fields, derive_quality_metrics, derive_terminal_state
-from ._privacy import Escalation, check_output_privacy, evidence_ref_error
+from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons
 from ._producer import (
     INJECTED_VALUE,
     PHASE_ONE_FIXED,
@@ -179,6 +179,18 @@ def _record_errors(
 
 def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir: Path | None = None) -> None:
     """Run every check on a parsed EV; raise the error whose exit code is the verdict, return when complete."""
+    secrets = secret_scanner()
+    try:
+        _check_record(record, task_dir, schema, runs_dir, secrets)
+    except EvidenceError as exc:
+        if type(exc) is not EvidenceError:
+            raise
+        # the reasons quote EV values, and a rejected EV may hold the very secret it is rejected for
+        raise EvidenceError(scrub_reasons(exc.reasons, secrets)) from None
+
+
+def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir: Path | None,
+                  secrets: Redactor) -> None:
     if not isinstance(record, dict):
         raise EvidenceError(["the EV must be a JSON object"])
     if is_arbiter_record(record, schema.properties):
@@ -193,7 +205,6 @@ def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
         # a version this code does not know may mean fields this code does not check: refuse, never guess
         raise EvidenceError([f"schema_version {record['schema_version']!r} is not {SCHEMA_VERSION!r}, "
                              "the contract version this verifier re-derives"])
-    secrets = secret_scanner()
     errors, c3 = _c3_errors(record, task_dir)
     errors += _injected_field_errors(record)
     unconfirmed = False
