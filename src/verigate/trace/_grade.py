@@ -63,6 +63,7 @@ def run_verdict(delivered: bool | None, flags: Sequence[Flag]) -> RunVerdict:
 
 
 def _short(value: Any) -> Any:
+    """``value`` with every string longer than ``KEPT_TEXT_CHARS`` cut (containers copied, other values kept)."""
     kind = type(value)
     if kind is str:
         if len(value) > KEPT_TEXT_CHARS:
@@ -75,10 +76,26 @@ def _short(value: Any) -> Any:
     return value
 
 
+def _fits(value: Any) -> bool:
+    """True when :func:`_short` would cut nothing in ``value``."""
+    kind = type(value)
+    if kind is str:
+        return len(value) <= KEPT_TEXT_CHARS
+    if kind is dict:
+        return all(map(_fits, value.values()))
+    if kind is list:
+        return all(map(_fits, value))
+    return True
+
+
 def _kept(step: Step) -> Step:
-    """The copy of a step the report keeps: long texts cut so that memory stays flat on huge transcripts."""
-    return Step(step.step, step.tool, _short(dict(step.args)), _short(step.observation), step.ok, step.line,
-                step.cwd, step.cascade)
+    """The step as the report keeps it: long texts cut so that memory stays flat on huge transcripts (the step
+    itself when nothing is long: most arguments are short, and copying them costs time on every kept step)."""
+    args = step.args if _fits(step.args) else _short(step.args)
+    observation = _short(step.observation)
+    if args is step.args and observation is step.observation:
+        return step
+    return Step(step.step, step.tool, args, observation, step.ok, step.line, step.cwd, step.cascade)
 
 
 class _RunGrader:
@@ -87,6 +104,8 @@ class _RunGrader:
     def __init__(self, run: Run, checkers: list[tuple[TraceRule, RuleChecker]], keep_steps: int) -> None:
         self.run = run
         self.checkers = checkers
+        #: each checker's bound ``step`` method, looked up once rather than on every step
+        self.checks = [(rule, checker.step) for rule, checker in checkers]
         self.keep_steps = keep_steps
         self.steps: list[Step] = []
         self.flags: list[Flag] = []
@@ -94,12 +113,13 @@ class _RunGrader:
 
     def add(self, step: Step) -> None:
         self.count += 1
-        before = len(self.flags)
-        for rule, checker in self.checkers:
-            found = checker.step(step)
+        flags = self.flags
+        before = len(flags)
+        for rule, check in self.checks:
+            found = check(step)
             if found:  # most steps flag nothing: keep the common path cheap
-                self.flags.extend(_checked(rule, found))
-        if self.count <= self.keep_steps or len(self.flags) > before:
+                flags.extend(_checked(rule, found))
+        if self.count <= self.keep_steps or len(flags) > before:
             self.steps.append(_kept(step))
 
     def finish(self, end: RunEnd) -> RunResult:

@@ -177,11 +177,12 @@ def parse_audit(path: str | Path, *, task: str | None = None, progress: Progress
 
 
 def _call_step(number: int, call: ToolCall) -> Step:
-    result = call.result
-    return Step(number, call.use.name, call.use.input,
-                None if result is None else result.text,
-                call.ok, call.use.line, call.use.cwd,
-                result is not None and result.sibling_cascade)
+    use, result = call.use, call.result
+    if result is None:
+        return Step(number, use.name, use.input, None, None, use.line, use.cwd)
+    failed = result.failed
+    return Step(number, use.name, use.input, result.text, not failed, use.line, use.cwd,
+                failed and result.sibling_cascade)
 
 
 class _TranscriptRuns:
@@ -195,15 +196,13 @@ class _TranscriptRuns:
         self.counts: dict[str, int] = {}
         self.compactions = 0
 
-    def _key(self, sidechain: bool, agent_id: str | None) -> str:
-        if not (sidechain and self.sidechains_apart):
-            return self.main.run_id
+    def _sidechain_key(self, agent_id: str | None) -> str:
         return f"{self.main.run_id}:sidechain-{agent_id or 'inline'}"
 
-    def _steps(self, key: str, calls: list[ToolCall]) -> Iterator[RunStep]:
-        for call in calls:
-            self.counts[key] += 1
-            yield RunStep(key, _call_step(self.counts[key], call))
+    def _steps(self, key: str, calls: list[ToolCall]) -> list[RunStep]:
+        first = self.counts[key] + 1
+        self.counts[key] += len(calls)
+        return [RunStep(key, _call_step(number, call)) for number, call in enumerate(calls, first)]
 
     def _open(self, key: str) -> Iterator[RunStart]:
         if key not in self.pairers:
@@ -216,22 +215,29 @@ class _TranscriptRuns:
     def events(self) -> Iterator[RunEvent]:
         yield from self._open(self.main.run_id)
         pairers = self.pairers
-        for event in self.transcript:  # the hot loop: no generator is created unless there is output
-            if type(event) is ToolUse:
-                key = self._key(event.sidechain, event.agent_id)
-                if key not in pairers:
-                    yield from self._open(key)
-                released = pairers[key].add_use(event)
-            elif type(event) is ToolResult:
-                key = self._key(event.sidechain, event.agent_id)
-                pairer = pairers.get(key)
-                released = pairer.add_result(event) if pairer is not None else []
-            else:
-                if type(event) is _Compact:
-                    self.compactions += 1
-                continue
-            if released:
-                yield from self._steps(key, released)
+        main_key = self.main.run_id
+        apart = self.sidechains_apart
+        try:
+            for event in self.transcript:  # the hot loop: a type test per event, nothing built without output
+                if type(event) is ToolUse:
+                    key = self._sidechain_key(event.agent_id) if apart and event.sidechain else main_key
+                    pairer = pairers.get(key)
+                    if pairer is None:
+                        yield from self._open(key)
+                        pairer = pairers[key]
+                    released = pairer.add_use(event)
+                elif type(event) is ToolResult:
+                    key = self._sidechain_key(event.agent_id) if apart and event.sidechain else main_key
+                    pairer = pairers.get(key)
+                    released = pairer.add_result(event) if pairer is not None else []
+                else:
+                    if type(event) is _Compact:
+                        self.compactions += 1
+                    continue
+                if released:
+                    yield from self._steps(key, released)
+        except OSError as exc:
+            raise _unreadable(self.transcript.path, exc) from exc
         notes = [TRANSCRIPT_NOTE]
         if self.compactions:
             notes.append(f"{self.compactions} compaction(s): the run continues across them")
@@ -251,13 +257,6 @@ class _TranscriptRuns:
                          (*notes, *extra) if main else (TRANSCRIPT_NOTE, *extra))
 
 
-def _iterate(transcript: Transcript, main: Run, *, sidechains_apart: bool) -> Iterator[RunEvent]:
-    try:
-        yield from _TranscriptRuns(transcript, main, sidechains_apart=sidechains_apart).events()
-    except OSError as exc:
-        raise _unreadable(transcript.path, exc) from exc
-
-
 def parse_claude_code(path: str | Path, *, task: str | None = None, progress: Progress | None = None,
                       subagents: bool = True) -> Iterator[RunEvent]:
     """A Claude Code session: the main run (delivered forced true), plus one run per sidechain agent and per
@@ -267,12 +266,12 @@ def parse_claude_code(path: str | Path, *, task: str | None = None, progress: Pr
         raise InputError("no such transcript file", source=str(path))
     session = path.stem
     main = Run(task or session, session, True, (), str(path), delivered_forced=True)
-    yield from _iterate(read_claude_code(path, progress=progress), main, sidechains_apart=True)
+    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main, sidechains_apart=True).events()
     if subagents:
         for sub in _subagent_files(path):
             run = Run(task or session, f"{session}:{sub.stem}", True, (), str(sub), delivered_forced=True,
                       parent=session)
-            yield from _iterate(read_claude_code(sub), run, sidechains_apart=False)
+            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains_apart=False).events()
 
 
 def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress | None = None
@@ -282,7 +281,7 @@ def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress
     if not path.is_file():
         raise InputError("no such rollout file", source=str(path))
     main = Run(task or path.stem, path.stem, True, (), str(path), delivered_forced=True)
-    yield from _iterate(read_codex(path, progress=progress), main, sidechains_apart=False)
+    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains_apart=False).events()
 
 
 # ------------------------------------------------------------------------------------------------- dispatch

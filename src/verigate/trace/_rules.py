@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ._config import TraceConfig
+from ._config import ForbiddenTool, TraceConfig
 from ._model import Flag, Run, Severity, Step
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "RuleChecker",
     "TraceRule",
     "error_signature",
+    "listed_paths",
     "normalize_path",
     "string_args",
 ]
@@ -67,6 +68,10 @@ _WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"</?tool_use_error>")
+#: the characters ``str.splitlines`` breaks lines at
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: the non-empty lines of a text, as ``str.splitlines`` cuts them, found lazily
+_NON_EMPTY_LINE = re.compile(f"[^{_LINE_BREAKS}]+")
 #: a line of search output that starts with a path: /abs, ./rel, ../rel or C:\\ / C:/ (Windows)
 _LISTED_PATH = re.compile(r"((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)")
 
@@ -92,8 +97,8 @@ def normalize_path(path: str, cwd: str | None = None) -> str:
 
 def error_signature(observation: str | None) -> str:
     """A failure's signature: its first non-empty line, numbers and spacing folded, so retries of one error match."""
-    for line in (observation or "").splitlines():
-        line = _TAGS.sub("", line).strip()
+    for found in _NON_EMPTY_LINE.finditer(observation or ""):  # lazily: outputs can be long, one line is needed
+        line = _TAGS.sub("", found.group()).strip()
         if line:
             return _SPACES.sub(" ", _DIGITS.sub("#", line))[:120]
     return ""
@@ -125,12 +130,13 @@ class ForbiddenToolRule:
 class _ForbiddenChecker(_Checker):
     def __init__(self, rule: ForbiddenToolRule, config: TraceConfig) -> None:
         self.rule = rule
-        self.entries = config.forbidden_tools
+        #: tool -> its entries in config order: one dict look-up per step, however long the list
+        self.entries: dict[str, list[ForbiddenTool]] = {}
+        for entry in config.forbidden_tools:
+            self.entries.setdefault(entry.tool, []).append(entry)
 
     def step(self, step: Step) -> Iterable[Flag]:
-        for entry in self.entries:
-            if entry.tool != step.tool:
-                continue
+        for entry in self.entries.get(step.tool, ()):
             if entry.args_pattern is not None:
                 if entry.arg is not None:
                     value = step.args.get(entry.arg)
@@ -266,7 +272,8 @@ _PATH_STARTS = frozenset("/.")
 class _GroundingChecker(_Checker):
     def __init__(self, rule: EditedWithoutRead, config: TraceConfig, partial: bool) -> None:
         self.rule = rule
-        self.grounding = config.grounding
+        self.edit_tools = frozenset(config.grounding.edit_tools)
+        self.grounding_tools = frozenset(config.grounding.create_tools + config.grounding.read_tools)
         self.partial = partial
         self.files: set[str] = set()
 
@@ -279,7 +286,7 @@ class _GroundingChecker(_Checker):
 
     def step(self, step: Step) -> Iterable[Flag]:
         tool = step.tool
-        if tool in self.grounding.edit_tools:
+        if tool in self.edit_tools:
             # only an edit that happened counts: rejected or failed edits changed nothing (unknown in audit logs)
             happened = step.ok is True or (step.ok is None and self.partial)
             path = self._path(step)
@@ -287,26 +294,34 @@ class _GroundingChecker(_Checker):
                 self.files.add(path)  # flag a file once; the edit itself now grounds later edits
                 return [_flag(self.rule, step, f"{tool} of {path} which the run had not read")]
             return ()
-        if step.ok is False:
+        if step.ok is False or tool not in self.grounding_tools:
             return ()
-        if tool in self.grounding.create_tools or tool in self.grounding.read_tools:
-            path = self._path(step)
-            if path is not None:
-                self.files.add(path)  # a searched folder grounds only the files the search listed (below)
-            if tool in ("Grep", "Glob") and step.observation:
-                # the files a search listed were seen (one path per line; content mode adds ":line:text")
-                read = 0
-                for line in step.observation[:LISTED_SCAN_CHARS].splitlines():
-                    line = line.lstrip(" \t")
-                    # a cheap first-character test before the regex: most output lines are not paths
-                    if line[:1] in _PATH_STARTS or line[1:2] == ":":
-                        listed = _LISTED_PATH.match(line)
-                        if listed is not None:
-                            self.files.add(normalize_path(listed.group(1).rstrip(), step.cwd))
-                            read += 1
-                            if read == LISTED_PATHS_READ:
-                                break
+        path = self._path(step)
+        if path is not None:
+            self.files.add(path)  # a searched folder grounds only the files the search listed (below)
+        if tool in ("Grep", "Glob") and step.observation:
+            # the files a search listed were seen (one path per line; content mode adds ":line:text")
+            self.files.update(normalize_path(listed, step.cwd) for listed in listed_paths(step.observation))
         return ()
+
+
+def listed_paths(output: str) -> Iterator[str]:
+    """The paths at the starts of a search output's lines (the first ``LISTED_PATHS_READ`` in its first
+    ``LISTED_SCAN_CHARS`` characters)."""
+    listing = output[:LISTED_SCAN_CHARS]
+    if "/" not in listing and ":" not in listing:
+        return  # every listed path has one (/, ./, ../, C:): an output without either lists none
+    read = 0
+    for line in listing.splitlines():
+        line = line.lstrip(" \t")
+        # a cheap first-character test before the regex: most output lines are not paths
+        if line[:1] in _PATH_STARTS or line[1:2] == ":":
+            listed = _LISTED_PATH.match(line)
+            if listed is not None:
+                yield listed.group(1).rstrip()
+                read += 1
+                if read == LISTED_PATHS_READ:
+                    return
 
 
 BUILTIN_RULES: tuple[TraceRule, ...] = (ForbiddenToolRule(), OutOfOrder(), RetryStorm(), ExcessiveSteps(),

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._events import AssistantText, CompactBoundary, Event, PromptOrigin, ToolResult, ToolUse, UserPrompt
 
-__all__ = ["MAX_WARNING_SAMPLES", "Transcript", "read_claude_code", "read_codex"]
+__all__ = ["MAX_WARNING_SAMPLES", "Transcript", "decode_line", "read_claude_code", "read_codex"]
 
 #: how many warning messages are kept verbatim (the counter itself is exact)
 MAX_WARNING_SAMPLES = 20
@@ -35,6 +35,30 @@ _CODEX_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<per
 _CODEX_EXIT_CODE = re.compile(r"\A(?:Exit code: |Process exited with code )(-?\d+)")
 #: exec events whose outputs have not arrived yet, kept to mark failures; bounded so memory stays flat
 _CODEX_PENDING_EXITS = 1024
+
+
+#: the JSON decoder's own scanner (``json.loads`` minus its per-call wrappers), used by :func:`decode_line`;
+#: ``JSONDecoder.__init__`` sets it, the type stubs do not declare it
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+#: the whitespace ``json.loads`` accepts after a value
+_JSON_SPACE = " \t\n\r"
+
+
+def decode_line(raw: bytes) -> Any:
+    """``json.loads(raw)``, exactly: same value, same errors — a quarter faster on a typical transcript line.
+
+    The common line (UTF-8, one value, then only whitespace) goes straight to the decoder's scanner, skipping the
+    encoding sniffing and the Python wrappers ``json.loads`` runs on every call; any other line (a BOM, UTF-16,
+    leading whitespace, extra data, malformed) takes ``json.loads`` itself, so its result or error is the same.
+    """
+    try:
+        text = raw.decode()
+        value, end = _scan_value(text, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return json.loads(raw)
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        return json.loads(raw)  # raises "Extra data", as it would have
+    return value
 
 
 class Transcript:
@@ -76,7 +100,7 @@ class Transcript:
         return self._events()
 
     def _events(self) -> Iterator[Event]:
-        loads = json.loads
+        loads = decode_line
         progress = self._progress
         parse_line = self._parse_line
         read = 0
@@ -137,9 +161,8 @@ def _block_text(content: Any) -> str:
     return ""
 
 
-def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], message: Mapping[str, Any],
-                 sidechain: bool, agent_id: str | None) -> list[Event]:
-    content = message.get("content")
+def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], content: Any,
+                 sidechain: bool) -> list[Event]:
     if isinstance(content, str):
         return [UserPrompt(content, number, _claude_origin(record, content), sidechain)]
     if not isinstance(content, list):
@@ -159,7 +182,8 @@ def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], mes
                 continue
             is_error = block.get("is_error")
             events.append(ToolResult(tool_use_id, _block_text(block.get("content")),
-                                     is_error if isinstance(is_error, bool) else None, number, sidechain, agent_id))
+                                     is_error if isinstance(is_error, bool) else None, number, sidechain,
+                                     _agent_id(record)))
         elif kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     if texts:
@@ -168,54 +192,54 @@ def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], mes
     return events
 
 
-def _claude_assistant(reader: Transcript, number: int, record: Mapping[str, Any], message: Mapping[str, Any],
-                      sidechain: bool, agent_id: str | None) -> list[Event]:
-    content = message.get("content")
-    message_id = message.get("id")
+def _claude_assistant(reader: Transcript, number: int, record: Mapping[str, Any], content: Any,
+                      sidechain: bool) -> list[Event]:
+    message_id = record["message"].get("id")
     message_id = message_id if isinstance(message_id, str) else ""
-    api_error = record.get("isApiErrorMessage") is True
     if isinstance(content, str):
-        return [AssistantText(content, number, message_id, sidechain, api_error)]
+        return [AssistantText(content, number, message_id, sidechain, record.get("isApiErrorMessage") is True)]
     if not isinstance(content, list):
         reader.warn(number, "assistant message without content")
         return []
-    cwd = record.get("cwd")
-    cwd = cwd if isinstance(cwd, str) else reader.cwd
     events: list[Event] = []
     for block in content:
         if not isinstance(block, dict):
             reader.warn(number, "content block is not an object")
             continue
         kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            events.append(AssistantText(block["text"], number, message_id, sidechain, api_error))
-        elif kind == "tool_use":
+        if kind == "tool_use":
             tool_id, name, tool_input = block.get("id"), block.get("name"), block.get("input")
             if not isinstance(tool_id, str) or not isinstance(name, str):
                 reader.warn(number, "tool_use without id or name")
                 continue
             if not isinstance(tool_input, dict):
                 tool_input = {} if tool_input is None else {"input": tool_input}
-            events.append(ToolUse(tool_id, name, tool_input, number, cwd, sidechain, message_id, agent_id))
+            events.append(ToolUse(tool_id, name, tool_input, number, reader.cwd, sidechain, message_id,
+                                  _agent_id(record)))
+        elif kind == "text" and isinstance(block.get("text"), str):
+            events.append(AssistantText(block["text"], number, message_id, sidechain,
+                                        record.get("isApiErrorMessage") is True))
     return events
+
+
+def _agent_id(record: Mapping[str, Any]) -> str | None:
+    agent_id = record.get("agentId")
+    return agent_id if isinstance(agent_id, str) else None
 
 
 def _claude_line(reader: Transcript, number: int, record: dict[str, Any]) -> Iterable[Event]:
     """The events of one line (a list: cheaper than a generator on the hot path of multi-GB files)."""
     kind = record.get("type")
-    if kind == "user" or kind == "assistant":
+    if kind == "assistant" or kind == "user":
         message = record.get("message")
         if not isinstance(message, dict):
             reader.warn(number, f"{kind} line without a message object")
             return ()
         cwd = record.get("cwd")
         if isinstance(cwd, str):
-            reader.cwd = cwd
-        sidechain = record.get("isSidechain") is True
-        agent_id = record.get("agentId")
-        agent_id = agent_id if isinstance(agent_id, str) else None
-        parse = _claude_user if kind == "user" else _claude_assistant
-        return parse(reader, number, record, message, sidechain, agent_id)
+            reader.cwd = cwd  # a line without a cwd keeps the last one seen
+        parse = _claude_assistant if kind == "assistant" else _claude_user
+        return parse(reader, number, record, message.get("content"), record.get("isSidechain") is True)
     if not isinstance(kind, str):
         reader.warn(number, "line without a type")
     elif kind == "system":

@@ -48,13 +48,16 @@ class CallPairer:
         self.duplicate_uses = 0
 
     def add_use(self, use: ToolUse) -> list[ToolCall]:
-        if use.id in self._pending:
+        pending = self._pending
+        if use.id in pending:
             self.duplicate_uses += 1  # the same block logged twice (resumed sessions repeat lines)
             return []
-        self._pending[use.id] = [use, None]
+        pending[use.id] = [use, None]
+        if len(pending) <= self._max_pending:
+            return []  # the first waiting call is still unanswered (released calls never wait): nothing to release
         released: list[ToolCall] = []
-        while len(self._pending) > self._max_pending:
-            _, (oldest, result) = self._pending.popitem(last=False)
+        while len(pending) > self._max_pending:
+            _, (oldest, result) = pending.popitem(last=False)
             assert isinstance(oldest, ToolUse)
             released.append(ToolCall(oldest, result if isinstance(result, ToolResult) else None))
         return released + self._release()
@@ -64,20 +67,22 @@ class CallPairer:
         if slot is None:
             self.orphan_results += 1
             return []
-        if slot[1] is None:
-            slot[1] = result
+        if slot[1] is not None:
+            return []  # a repeated result: the first one stands, and the call is still waiting for an earlier one
+        slot[1] = result
         return self._release()
 
     def _release(self) -> list[ToolCall]:
+        """The answered calls at the front, in issue order (most often just the one answered last)."""
         released: list[ToolCall] = []
-        while self._pending:
-            first_id = next(iter(self._pending))
-            use, result = self._pending[first_id]
+        pending = self._pending
+        for use, result in pending.values():
             if result is None:
                 break
-            del self._pending[first_id]
             assert isinstance(use, ToolUse) and isinstance(result, ToolResult)
             released.append(ToolCall(use, result))
+        for _ in released:
+            pending.popitem(last=False)
         return released
 
     def flush(self) -> list[ToolCall]:
