@@ -33,7 +33,12 @@ def main(count: int = 2000) -> None:
                    repository="plangate", run_id="bench-run", harness_version=harness, harness_version_end=harness,
                    routing_decisions=[], runs_dir=EXAMPLE / "ai-loop-runs")
     record = json.loads(text)
-    record.update(replan_count=0, cost_metrics={})  # a complete EV, so verify runs every check to exit 0
+    # a complete EV, so verify runs every check to exit 0: Phase-1-fixed fields count only when recorded as injected
+    record.update(replan_count=0, cost_metrics={})
+    record["escalation"] = sorted([*record.get("escalation", []),
+                                   {"kind": "injected_value", "detail": "cost_metrics"},
+                                   {"kind": "injected_value", "detail": "replan_count"}],
+                                  key=lambda item: (item["kind"], item["detail"]))
     task = EXAMPLE / "TASK-0874"
     with tempfile.TemporaryDirectory() as scratch:
         ev_path = Path(scratch) / "ev.json"

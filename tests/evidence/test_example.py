@@ -23,10 +23,18 @@ def test_the_readme_walkthrough(tmp_path: Path) -> None:
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["terminal_state"] == "MERGE_READY" and record["repair_rounds"] == 1
     assert record["c3_prime_decision_ref"]["path"].endswith("docs/working/TASK-0874/approvals/c3.json")
-    verified = run_cli("evidence", "verify", str(out), TASK, cwd=EXAMPLE)
-    assert verified.returncode == 11
-    assert verified.stderr.splitlines()[1:] == ["run-evidence: unavailable:cost_metrics",
-                                                "run-evidence: unavailable:replan_count"]
+    for runs in ((), ("--runs-dir", "docs/working/ai-loop-runs")):
+        verified = run_cli("evidence", "verify", str(out), TASK, *runs, cwd=EXAMPLE)
+        assert verified.returncode == 11
+        assert verified.stderr.splitlines()[1:] == ["run-evidence: unavailable:cost_metrics",
+                                                    "run-evidence: unavailable:replan_count"]
+    forged = json.loads(out.read_text(encoding="utf-8"))
+    forged["human_interventions"] = [*forged["human_interventions"], {"kind": "invented", "detail": "x"}]
+    (tmp_path / "forged.json").write_text(json.dumps(forged), encoding="utf-8")
+    rejected = run_cli("evidence", "verify", str(tmp_path / "forged.json"), TASK, "--runs-dir",
+                       "docs/working/ai-loop-runs", cwd=EXAMPLE)
+    assert rejected.returncode == 1, rejected.stderr
+    assert "human_interventions" in rejected.stderr
 
 
 def test_the_public_face_is_sorted_and_complete() -> None:

@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("ev", type=Path)
     verify.add_argument("task_dir", type=Path)
     verify.add_argument("--schema", type=Path, help="schema file to use instead of the shipped one")
+    verify.add_argument("--runs-dir", type=Path,
+                        help="the arbiter run records the producer read: lets their interventions be re-derived")
     commands.add_parser("harness-version", help="print verigate's own harness_version as JSON")
     return parser
 
@@ -71,7 +73,7 @@ def _produce(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from ..evidence import verify
 
-    verify(args.ev, args.task_dir, schema_path=args.schema)
+    verify(args.ev, args.task_dir, schema_path=args.schema, runs_dir=args.runs_dir)
     print(f"{_PREFIX}: complete")
     return 0
 
