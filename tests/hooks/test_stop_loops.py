@@ -329,3 +329,23 @@ def test_a_new_request_after_a_redacted_one_starts_over(project: Path, judge: Ju
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "again", log)).blocked
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "again", log, active=True)).pending
 
+
+
+@pytest.mark.usefixtures("in_process")
+def test_feedback_of_an_error_block_never_revives_the_previous_request(project: Path, judge: JudgeServer) -> None:
+    """Request A is verified; the first Stop of request B fails before the gate runs (its block reason is verigate
+    feedback too). The next Stop must not judge B's answer against A's stored request."""
+    judge.reply_text(PASS)
+    judge.reply_text(PASS)  # would wrongly complete B if A's request came back
+    log = project.parent / "ab.jsonl"
+    turns: list[tuple[str, tuple[Any, ...], str]] = [(REQUEST, TOOLS, ANSWER)]
+    claude_transcript(log, "ab", turns)
+    assert run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", log)).allowed_silently
+    failed = run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", project / "not-yet.jsonl"))
+    assert failed.blocked
+    feedback = f"Stop hook feedback:\n[verigate hook claude-code stop]: {failed.output['reason']}"  # type: ignore[index]
+    turns += [("Now rename pager.py to paging.py.", (), "Renamed."), (feedback, (), "Renamed, really.")]
+    claude_transcript(log, "ab", turns)
+    again = run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", log, active=True))
+    assert _not_verified(again), again
+    assert len(judge.requests) == 1
