@@ -150,6 +150,10 @@ def _suppressed(rule_id: str, start: int, end: int, text: str,
     )
 
 
+#: from this length on, the prefilter skips keywords whose rules are already chosen (below, the check costs more)
+_LONG_TEXT = 2048
+
+
 @attrs.frozen
 class _Prefilter:
     """Which rules a text needs: one substring test per distinct keyword of the whole set, instead of every
@@ -175,11 +179,14 @@ class _Prefilter:
     def needed(self, view: TextView) -> list[int]:
         """The rules (by order) whose keywords occur in the text, plus those without a prefilter, in order."""
         lowered = view.lowered
+        # in a long text, proving a keyword absent costs a pass: skip those whose rules all run anyway
+        long_text = len(lowered) > _LONG_TEXT
         chosen = set(self.always)
         for keyword in self.keywords:
             rules = self.rules_by_keyword[keyword]
-            # a keyword whose rules all run anyway is not searched: proving absence costs a pass over the text
-            if not chosen.issuperset(rules) and keyword in lowered:
+            if long_text and chosen.issuperset(rules):
+                continue
+            if keyword in lowered:
                 chosen.update(rules)
         return sorted(chosen)
 
