@@ -332,20 +332,26 @@ def test_a_new_request_after_a_redacted_one_starts_over(project: Path, judge: Ju
 
 
 @pytest.mark.usefixtures("in_process")
-def test_feedback_of_an_error_block_never_revives_the_previous_request(project: Path, judge: JudgeServer) -> None:
-    """Request A is verified; the first Stop of request B fails before the gate runs (its block reason is verigate
-    feedback too). The next Stop must not judge B's answer against A's stored request."""
-    judge.reply_text(PASS)
-    judge.reply_text(PASS)  # would wrongly complete B if A's request came back
+@pytest.mark.parametrize("first_outcome", ["verified", "revise_outstanding"])
+def test_feedback_of_an_error_block_is_judged_against_the_new_request(project: Path, judge: JudgeServer,
+                                                                        first_outcome: str) -> None:
+    """Request A ends verified, or with a revise still outstanding when the person types request B instead; the
+    first Stop of B fails before the gate runs, and its block reason is verigate feedback too. The next Stop is
+    judged against B — the person's latest request in the transcript — never against A's stored copy."""
+    new_request = "Forget that; rename pager.py to paging.py."
+    judge.reply_text(PASS if first_outcome == "verified" else FAIL)
     log = project.parent / "ab.jsonl"
     turns: list[tuple[str, tuple[Any, ...], str]] = [(REQUEST, TOOLS, ANSWER)]
     claude_transcript(log, "ab", turns)
-    assert run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", log)).allowed_silently
+    first = run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", log))
+    assert first.blocked == (first_outcome == "revise_outstanding")
     failed = run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", project / "not-yet.jsonl"))
     assert failed.blocked
     feedback = f"Stop hook feedback:\n[verigate hook claude-code stop]: {failed.output['reason']}"  # type: ignore[index]
-    turns += [("Now rename pager.py to paging.py.", (), "Renamed."), (feedback, (), "Renamed, really.")]
+    turns += [(new_request, (), "Renamed."), (feedback, (), "Renamed, really.")]
     claude_transcript(log, "ab", turns)
+    judge.reply_text(PASS)
     again = run_hook_in_process("claude-code", "stop", stop_payload(project, "ab", log, active=True))
-    assert _not_verified(again), again
-    assert len(judge.requests) == 1
+    assert again.allowed_silently, again
+    assert new_request in judge.requests[-1].text and REQUEST not in judge.requests[-1].text
+    assert load_state(project, "ab").request_sha256 == hashlib.sha256(new_request.encode()).hexdigest()

@@ -192,6 +192,25 @@ def _turn(stop: StopInput) -> Turn:
     return last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
 
 
+def _person_request(stop: StopInput) -> str:
+    """The person's latest request when the latest prompt is verigate's own feedback (the host feeds a block reason
+    back as a prompt): the last request prompt before it that is not feedback, from the lines ``last_turn`` reads.
+    "" when the transcript holds none."""
+    from ..transcripts import UserPrompt, read
+
+    assert stop.transcript_path is not None  # _turn has read it already
+    subagent = stop.event == "subagent-stop"
+    request = ""
+    try:
+        for event in read(stop.transcript_path, host=stop.host):
+            if (isinstance(event, UserPrompt) and event.sidechain is subagent and event.origin in ("typed", "command")
+                    and FEEDBACK_MARKER not in event.text):
+                request = event.text
+    except OSError as exc:
+        raise InputError(f"cannot read transcript: {exc}", source=str(stop.transcript_path)) from exc
+    return request
+
+
 def _stored_request(gate: Gate, session_key: str) -> str:
     """The request verigate's own feedback answers, as the store holds it (redacted)."""
     stored = gate.store.attempts(session_key)
@@ -303,7 +322,7 @@ class _Run:
         state = load_state(stop.project_dir, stop.session_key)
         turn = _turn(stop)
         with _open_gate(stop.project_dir) as gate:
-            request, state = _current_request(turn, gate, stop.session_key, state)
+            request, state = _current_request(stop, turn, gate, state)
             candidate = _candidate(stop, turn, request)
             result = asyncio.run(_finalize_until(gate, candidate, deadline, give_up))
             if result is None:
@@ -377,19 +396,22 @@ async def _finalize_until(gate: Gate, candidate: Candidate, deadline: float, giv
         return None
 
 
-def _current_request(turn: Turn, gate: Gate, session_key: str, state: StopState) -> tuple[str, StopState]:
-    """The request the answer is for, and the counters that belong to it (named by the sha256 of the raw
-    request: the store holds it redacted, so a stored copy never matches)."""
-    if FEEDBACK_MARKER in turn.request:  # verigate's own feedback: the same request goes on, counters and all
-        return _stored_request(gate, session_key), state
-    request_sha = _sha256(turn.request)
+def _current_request(stop: StopInput, turn: Turn, gate: Gate, state: StopState) -> tuple[str, StopState]:
+    """The person's request the answer is for, and the counters that belong to it: named by the sha256 of the raw
+    request (the store holds it redacted, so a stored copy never matches), and reset with the gate's attempts when
+    a new request begins while a revise of the previous one is outstanding."""
+    request = turn.request
+    if FEEDBACK_MARKER in request:
+        request = _person_request(stop)
+        if not request:  # the transcript lost it: the stored (redacted) copy, counters unchanged
+            return _stored_request(gate, stop.session_key), state
+    request_sha = _sha256(request)
     if request_sha != state.request_sha256:
         state = StopState(request_sha256=request_sha)
-        session = gate.store.get_session(session_key)
+        session = gate.store.get_session(stop.session_key)
         if session is not None and session.follow_up:
-            # a new request while a revise of the previous one was outstanding: start it afresh
-            gate.store.reset_request(session_key)
-    return turn.request, state
+            gate.store.reset_request(stop.session_key)
+    return request, state
 
 
 def _out_of_time(gate: Gate, candidate: Candidate) -> HookAnswer:
