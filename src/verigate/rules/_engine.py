@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -44,13 +44,17 @@ class Matcher(Protocol):
 
 @runtime_checkable
 class Prefiltered(Protocol):
-    """A matcher that declares its keyword prefilter, so a scan skips it without a call when none is present.
+    """A matcher that declares its keyword prefilter, so a scan tests each keyword once for all rules and skips
+    the rules whose keywords are absent (optional: other matchers are always called through ``find``).
 
     ``prefilter``: lower-cased literals; ``find`` yields nothing on a text whose ``str.lower()`` form contains
-    none of them (``()``: no prefilter, always called). Optional: other matchers are always called."""
+    none of them (``()``: no prefilter). ``find_prefiltered`` is ``find`` without that test: a scan calls it
+    only when one of the keywords occurs (or there are none)."""
 
     @property
     def prefilter(self) -> tuple[str, ...]: ...
+
+    def find_prefiltered(self, view: TextView) -> Iterable[tuple[int, int]]: ...
 
 
 @runtime_checkable
@@ -162,19 +166,28 @@ class _Prefilter:
     always: frozenset[int]
     keywords: tuple[str, ...]
     rules_by_keyword: Mapping[str, tuple[int, ...]]
+    #: per rule: what a scan calls once the rule is needed (its keyword test is already done)
+    finders: tuple[Callable[[TextView], Iterable[tuple[int, int]]], ...]
 
     @classmethod
     def of(cls, compiled: tuple[_Compiled, ...]) -> _Prefilter:
         always: set[int] = set()
         by_keyword: dict[str, list[int]] = {}
+        finders: list[Callable[[TextView], Iterable[tuple[int, int]]]] = []
         for order, item in enumerate(compiled):
-            keywords = item.matcher.prefilter if isinstance(item.matcher, Prefiltered) else ()
+            matcher = item.matcher
+            keywords: tuple[str, ...] = ()
+            if isinstance(matcher, Prefiltered):
+                keywords = matcher.prefilter
+                finders.append(matcher.find_prefiltered)
+            else:
+                finders.append(matcher.find)
             if not keywords:
                 always.add(order)
             for keyword in dict.fromkeys(keywords):
                 by_keyword.setdefault(keyword, []).append(order)
         return cls(frozenset(always), tuple(by_keyword),
-                   {keyword: tuple(orders) for keyword, orders in by_keyword.items()})
+                   {keyword: tuple(orders) for keyword, orders in by_keyword.items()}, tuple(finders))
 
     def needed(self, view: TextView) -> list[int]:
         """The rules (by order) whose keywords occur in the text, plus those without a prefilter, in order."""
@@ -244,10 +257,10 @@ class RuleSet:
         view = TextView(text)
         markers = _markers(text) if "verigate" in view.lowered else []
         found: list[tuple[int, int, int, Match]] = []
-        for order in self._prefilter.needed(view):
-            item = self.compiled[order]
-            rule = item.rule
-            for start, end in item.matcher.find(view):
+        prefilter = self._prefilter
+        for order in prefilter.needed(view):
+            rule = self.compiled[order].rule
+            for start, end in prefilter.finders[order](view):
                 if not 0 <= start < end <= len(text):
                     # a span outside the text could make a redactor keep what it should remove: fail closed
                     raise rule.error(f"kind {rule.kind!r} reported the invalid span {start}..{end} "

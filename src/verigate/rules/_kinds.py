@@ -97,10 +97,16 @@ class RegexMatcher:
 
     def find(self, view: TextView) -> Iterator[tuple[int, int]]:
         if self.keywords and not any(keyword in view.lowered for keyword in self.keywords):
-            return
+            return iter(())
+        return self.find_prefiltered(view)
+
+    def find_prefiltered(self, view: TextView) -> Iterator[tuple[int, int]]:
+        """:meth:`find` once a keyword is known to occur (a rule set tests each keyword once for all rules)."""
         text = view.text
-        for range_start, range_end in self._ranges(view):
-            yield from self._find_in(text, range_start, range_end)
+        if not self.line_scoped:
+            return self._find_in(text, 0, len(text))
+        return (span for range_start, range_end in self._ranges(view)
+                for span in self._find_in(text, range_start, range_end))
 
     def _find_in(self, text: str, range_start: int, range_end: int) -> Iterator[tuple[int, int]]:
         for found in self.pattern.finditer(text, range_start, range_end):
