@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
-
-import attrs
+from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "AssistantText",
@@ -33,11 +31,13 @@ TOOL_USE_ERROR_TAG = "<tool_use_error>"
 #: Claude Code's text for calls cancelled because a parallel call failed (a cascade, not an independent failure)
 SIBLING_ERROR_TEXT = "Sibling tool call errored"
 
+# Events are immutable named tuples rather than attrs classes: a multi-GB transcript makes millions of them, and a
+# tuple is built in less than half the time. Like value objects they equal only an event of the same type (set
+# below the classes), never a plain tuple.
 
-@attrs.frozen(slots=True)
-class UserPrompt:
+
+class UserPrompt(NamedTuple):
     """A user-role text line; ``typed`` is True only for what a person typed (not tool results, not injections)."""
-
     text: str
     line: int
     origin: PromptOrigin
@@ -48,10 +48,8 @@ class UserPrompt:
         return self.origin in ("typed", "command") and not self.sidechain
 
 
-@attrs.frozen(slots=True)
-class AssistantText:
+class AssistantText(NamedTuple):
     """One text block of an assistant message (several lines may share one ``message_id``)."""
-
     text: str
     line: int
     message_id: str = ""
@@ -59,10 +57,8 @@ class AssistantText:
     api_error: bool = False
 
 
-@attrs.frozen(slots=True)
-class ToolUse:
+class ToolUse(NamedTuple):
     """A tool call: ``input`` is the parsed argument mapping; ``cwd`` is the working directory of its line."""
-
     id: str
     name: str
     input: Mapping[str, Any]
@@ -73,10 +69,8 @@ class ToolUse:
     agent_id: str | None = None
 
 
-@attrs.frozen(slots=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """What a tool call returned; ``is_error`` is exactly what the transcript says (None when null or missing)."""
-
     tool_use_id: str
     text: str
     is_error: bool | None
@@ -97,12 +91,23 @@ class ToolResult:
         return self.failed and SIBLING_ERROR_TEXT in self.text[:500]
 
 
-@attrs.frozen(slots=True)
-class CompactBoundary:
+class CompactBoundary(NamedTuple):
     """The host compacted the conversation here; the chain continues after it."""
-
     line: int
     sidechain: bool = False
 
 
 Event = UserPrompt | AssistantText | ToolUse | ToolResult | CompactBoundary
+
+
+def _same_event(self: tuple[Any, ...], other: object) -> bool:
+    return type(other) is type(self) and tuple.__eq__(self, other)
+
+
+def _other_event(self: tuple[Any, ...], other: object) -> bool:
+    return not _same_event(self, other)
+
+
+for _event_type in (UserPrompt, AssistantText, ToolUse, ToolResult, CompactBoundary):
+    type.__setattr__(_event_type, "__eq__", _same_event)
+    type.__setattr__(_event_type, "__ne__", _other_event)

@@ -42,7 +42,10 @@ class CallPairer:
     """
 
     def __init__(self, max_pending: int = DEFAULT_MAX_PENDING) -> None:
-        self._pending: OrderedDict[str, list[ToolUse | ToolResult | None]] = OrderedDict()
+        #: calls not yet released, in issue order; the first one is always unanswered between calls
+        self._pending: OrderedDict[str, ToolUse] = OrderedDict()
+        #: results that arrived while an earlier call was still unanswered, by call id
+        self._answers: dict[str, ToolResult] = {}
         self._max_pending = max_pending
         self.orphan_results = 0
         self.duplicate_uses = 0
@@ -52,46 +55,47 @@ class CallPairer:
         if use.id in pending:
             self.duplicate_uses += 1  # the same block logged twice (resumed sessions repeat lines)
             return []
-        pending[use.id] = [use, None]
+        pending[use.id] = use
         if len(pending) <= self._max_pending:
-            return []  # the first waiting call is still unanswered (released calls never wait): nothing to release
+            return []  # the first call is still unanswered: nothing can be released
         released: list[ToolCall] = []
         while len(pending) > self._max_pending:
-            _, (oldest, result) = pending.popitem(last=False)
-            assert isinstance(oldest, ToolUse)
-            released.append(ToolCall(oldest, result if isinstance(result, ToolResult) else None))
-        return released + self._release()
+            tool_id, oldest = pending.popitem(last=False)
+            released.append(ToolCall(oldest, self._answers.pop(tool_id, None)))
+        self._release_answered(released)
+        return released
 
     def add_result(self, result: ToolResult) -> list[ToolCall]:
-        slot = self._pending.get(result.tool_use_id)
-        if slot is None:
+        tool_id = result.tool_use_id
+        pending = self._pending
+        if tool_id not in pending:
             self.orphan_results += 1
             return []
-        if slot[1] is not None:
-            return []  # a repeated result: the first one stands, and the call is still waiting for an earlier one
-        slot[1] = result
-        return self._release()
+        if tool_id in self._answers:
+            return []  # a repeated result: the first one stands
+        if tool_id != next(iter(pending)):
+            self._answers[tool_id] = result  # an earlier call is still unanswered: wait for it
+            return []
+        released = [ToolCall(pending.pop(tool_id), result)]
+        if self._answers:
+            self._release_answered(released)
+        return released
 
-    def _release(self) -> list[ToolCall]:
-        """The answered calls at the front, in issue order (most often just the one answered last)."""
-        released: list[ToolCall] = []
-        pending = self._pending
-        for use, result in pending.values():
+    def _release_answered(self, released: list[ToolCall]) -> None:
+        """Move the answered calls at the front to ``released``, in issue order."""
+        pending, answers = self._pending, self._answers
+        while pending:
+            tool_id = next(iter(pending))
+            result = answers.pop(tool_id, None)
             if result is None:
                 break
-            assert isinstance(use, ToolUse) and isinstance(result, ToolResult)
-            released.append(ToolCall(use, result))
-        for _ in released:
-            pending.popitem(last=False)
-        return released
+            released.append(ToolCall(pending.pop(tool_id), result))
 
     def flush(self) -> list[ToolCall]:
         """Release every waiting call, answered or not (end of file, or a new turn)."""
-        released = []
-        for use, result in self._pending.values():
-            assert isinstance(use, ToolUse)
-            released.append(ToolCall(use, result if isinstance(result, ToolResult) else None))
+        released = [ToolCall(use, self._answers.get(tool_id)) for tool_id, use in self._pending.items()]
         self._pending.clear()
+        self._answers.clear()
         return released
 
 
