@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import verigate
+from redact.secret_corpus import SECRET_RULES, near_misses, planted
 from verigate._plugins import create_manager
 from verigate.rules import (
     Match,
@@ -187,6 +189,36 @@ def test_scan_is_sorted_and_repeatable(text: str) -> None:
 @functools.cache
 def _shipped_ruleset() -> RuleSet:
     return RuleSet.compile(["secrets", "pii", "privacy"])
+
+
+def _keywords() -> list[str]:
+    compiled = _shipped_ruleset().compiled
+    return sorted({keyword for item in compiled for keyword in getattr(item.matcher, "keywords", ())})
+
+
+# pieces that make rules fire: every keyword of the shipped packs, a true token of every secret rule, personal
+# data and paths, near misses, a `verigate: allow` marker; padding takes long texts through the long-text path
+_PIECES = st.one_of(
+    st.deferred(lambda: st.sampled_from(_keywords())),
+    st.builds(lambda rule_id, seed: planted(rule_id, random.Random(seed)).text, st.sampled_from(SECRET_RULES),
+              st.integers(0, 2**32)),
+    st.sampled_from(near_misses()),
+    st.text(alphabet="abcdefXYZ0123456789_-", min_size=8, max_size=40),
+    st.sampled_from([" ", "\n", "=", ": ", "'", "\"", "+81 90-1234-5678", "090-1234-5678", "4111 1111 1111 1111",
+                     "GB82 WEST 1234 5698 7654 32", "hanako@corp.co.jp", "/home/hanako/src", "C:\\Users\\hanako",
+                     "https://github.com/hanako/app/pull/7", "@hanako", "verigate: allow", "Straße ", "İ"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=60), st.integers(min_value=0, max_value=80))
+def test_the_keyword_prefilter_never_changes_what_a_scan_finds(pieces: list[str], padding: int) -> None:
+    """The whole-set prefilter is only a shortcut: a scan finds exactly what every rule's own find() finds."""
+    text = " ".join(pieces) + " filler words" * padding * 3
+    ruleset = _shipped_ruleset()
+    view = TextView(text)
+    expected = sorted((start, end, item.rule.id) for item in ruleset.compiled for start, end in item.matcher.find(view))
+    assert sorted((m.start, m.end, m.rule_id) for m in ruleset.scan(text)) == expected
 
 
 def test_match_reports_severity_message_metadata_and_suppression() -> None:
