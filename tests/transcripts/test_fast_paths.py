@@ -139,3 +139,5 @@ def test_events_are_value_objects_of_their_own_type() -> None:
     result = ToolResult("a", "ok", None, 2)
     assert hash(result) == hash(ToolResult("a", "ok", None, 2)) and len({result, ToolResult("a", "ok", None, 2)}) == 1
     assert repr(use).startswith("ToolUse(id='a', name='Read'")
+    call = ToolCall(use, result)
+    assert call == ToolCall(use, ToolResult("a", "ok", None, 2)) and call != (use, result) and call.ok is True

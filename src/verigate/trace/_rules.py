@@ -138,14 +138,7 @@ class _ForbiddenChecker(_Checker):
     def step(self, step: Step) -> Iterable[Flag]:
         for entry in self.entries.get(step.tool, ()):
             if entry.args_pattern is not None:
-                if entry.arg is not None:
-                    value = step.args.get(entry.arg)
-                    if isinstance(value, list) and all(isinstance(part, str) for part in value):
-                        value = " ".join(value)  # argv form, e.g. Codex shell ["bash", "-lc", "git push -f"]
-                    candidates: Iterable[str] = [value] if isinstance(value, str) else []
-                else:
-                    candidates = string_args(step.args)
-                match = next((found for text in candidates if (found := entry.args_pattern.search(text))), None)
+                match = _first_match(entry, step.args)
                 if match is None:
                     continue
                 what = f"{step.tool} with {match.group(0).strip()!r}"
@@ -155,6 +148,23 @@ class _ForbiddenChecker(_Checker):
             reason = f": {entry.reason}" if entry.reason else ""
             return [_flag(self.rule, step, f"forbidden {what}{reason}{outcome}")]
         return ()
+
+
+def _first_match(entry: ForbiddenTool, args: Mapping[str, Any]) -> re.Match[str] | None:
+    """The first match of the entry's pattern in its argument (or in any string argument when it names none)."""
+    assert entry.args_pattern is not None
+    if entry.arg is None:
+        candidates: Iterable[str] = string_args(args)
+    else:
+        value = args.get(entry.arg)
+        if isinstance(value, list) and all(isinstance(part, str) for part in value):
+            value = " ".join(value)  # argv form, e.g. Codex shell ["bash", "-lc", "git push -f"]
+        candidates = (value,) if isinstance(value, str) else ()
+    for text in candidates:
+        match = entry.args_pattern.search(text)
+        if match is not None:
+            return match
+    return None
 
 
 # -------------------------------------------------------------------------------------------- out_of_order

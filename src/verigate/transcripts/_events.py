@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 __all__ = [
     "AssistantText",
@@ -31,11 +31,27 @@ TOOL_USE_ERROR_TAG = "<tool_use_error>"
 #: Claude Code's text for calls cancelled because a parallel call failed (a cascade, not an independent failure)
 SIBLING_ERROR_TEXT = "Sibling tool call errored"
 
-# Events are immutable named tuples rather than attrs classes: a multi-GB transcript makes millions of them, and a
-# tuple is built in less than half the time. Like value objects they equal only an event of the same type (set
-# below the classes), never a plain tuple.
+_T = TypeVar("_T", bound=tuple[Any, ...])
 
 
+def _same_type_equal(self: tuple[Any, ...], other: object) -> bool:
+    return type(other) is type(self) and tuple.__eq__(self, other)
+
+
+def _same_type_unequal(self: tuple[Any, ...], other: object) -> bool:
+    return not _same_type_equal(self, other)
+
+
+def same_type_equality(cls: type[_T]) -> type[_T]:
+    """Make a named tuple compare like a value object: equal only to an instance of its own type, never to a plain
+    tuple (events are named tuples rather than attrs classes because a multi-GB transcript makes millions of them,
+    and a tuple is built in less than half the time)."""
+    type.__setattr__(cls, "__eq__", _same_type_equal)
+    type.__setattr__(cls, "__ne__", _same_type_unequal)
+    return cls
+
+
+@same_type_equality
 class UserPrompt(NamedTuple):
     """A user-role text line; ``typed`` is True only for what a person typed (not tool results, not injections)."""
     text: str
@@ -48,6 +64,7 @@ class UserPrompt(NamedTuple):
         return self.origin in ("typed", "command") and not self.sidechain
 
 
+@same_type_equality
 class AssistantText(NamedTuple):
     """One text block of an assistant message (several lines may share one ``message_id``)."""
     text: str
@@ -57,6 +74,7 @@ class AssistantText(NamedTuple):
     api_error: bool = False
 
 
+@same_type_equality
 class ToolUse(NamedTuple):
     """A tool call: ``input`` is the parsed argument mapping; ``cwd`` is the working directory of its line."""
     id: str
@@ -69,6 +87,7 @@ class ToolUse(NamedTuple):
     agent_id: str | None = None
 
 
+@same_type_equality
 class ToolResult(NamedTuple):
     """What a tool call returned; ``is_error`` is exactly what the transcript says (None when null or missing)."""
     tool_use_id: str
@@ -91,6 +110,7 @@ class ToolResult(NamedTuple):
         return self.failed and SIBLING_ERROR_TEXT in self.text[:500]
 
 
+@same_type_equality
 class CompactBoundary(NamedTuple):
     """The host compacted the conversation here; the chain continues after it."""
     line: int
@@ -98,16 +118,3 @@ class CompactBoundary(NamedTuple):
 
 
 Event = UserPrompt | AssistantText | ToolUse | ToolResult | CompactBoundary
-
-
-def _same_event(self: tuple[Any, ...], other: object) -> bool:
-    return type(other) is type(self) and tuple.__eq__(self, other)
-
-
-def _other_event(self: tuple[Any, ...], other: object) -> bool:
-    return not _same_event(self, other)
-
-
-for _event_type in (UserPrompt, AssistantText, ToolUse, ToolResult, CompactBoundary):
-    type.__setattr__(_event_type, "__eq__", _same_event)
-    type.__setattr__(_event_type, "__ne__", _other_event)

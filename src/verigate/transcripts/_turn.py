@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import attrs
 
 from .._errors import InputError
 from .._models import ToolObservation
-from ._events import AssistantText, ToolResult, ToolUse, UserPrompt
+from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
 __all__ = ["DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "last_turn", "read"]
@@ -22,8 +22,8 @@ DEFAULT_MAX_PENDING = 256
 DEFAULT_OUTPUT_CHARS = 20_000
 
 
-@attrs.frozen(slots=True)
-class ToolCall:
+@same_type_equality
+class ToolCall(NamedTuple):
     """A tool_use and its result (None when the result never arrived)."""
 
     use: ToolUse
