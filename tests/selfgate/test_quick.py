@@ -339,3 +339,43 @@ def test_a_rewritten_log_or_a_forged_cursor_path_is_never_used(blocking: Session
         handle.seek(0, 2)
         handle.write(b"\n")
     assert quick(session) is None
+
+
+STEPS = st.lists(st.sampled_from(["tool turn", "plain prose", "keyword prose", "gate", "problem", "close all",
+                                  "human close request", "tamper"]), min_size=1, max_size=7)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS)
+def test_the_fast_path_never_disagrees_with_the_full_check(tmp_path_factory: pytest.TempPathFactory,
+                                                           monkeypatch: pytest.MonkeyPatch, steps: list[str]) -> None:
+    """After any sequence of log lines, human closes and cache tampering, the fast path gives the full check's
+    answer for the same moment, or steps aside."""
+    session = Session(tmp_path_factory.mktemp("model"))
+    monkeypatch.setenv("HOME", str(session.home))
+    monkeypatch.setenv("VERIGATE_SELF_GATE_MODE", "block")
+    tool_turn(session)
+    full(session)
+    for step in steps:
+        if step == "tool turn":
+            tool_turn(session)
+        elif step == "plain prose":
+            session.assistant("Edited the parser; running the tests now.")
+        elif step == "keyword prose":
+            session.assistant("Do you want the changelog updated too?")
+        elif step == "gate":
+            session.assistant(GATE)
+        elif step == "problem":
+            session.append({"type": "brand-new-line-type"})
+        elif step == "close all":
+            session.decide_prompt("release all gates")
+        elif step == "human close request":
+            session.decide_prompt("release all gates", typed=False)
+        else:
+            for cache in fold_caches(session):
+                sealed = json.loads(cache.read_text(encoding="utf-8"))
+                sealed["body"]["open"] = []
+                cache.write_text(json.dumps(sealed), encoding="utf-8")
+        for tool, tool_input in (("Edit", EDIT), ("Read", {"file_path": "app.py"})):
+            fast = quick(session, tool, tool_input)
+            assert fast is None or fast == full(session, tool, tool_input), (steps, step, tool)
