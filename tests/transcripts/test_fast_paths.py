@@ -61,14 +61,14 @@ def _broken_lines(path: Path) -> int:
                                  b'\xef\xbb\xbf{"type": "progress"}\n', b"\xed\xa0\x80\n"])
 def test_undecodable_lines_cost_only_themselves(tmp_path: Path, bad: bytes) -> None:
     session = ClaudeSession().prompt("first")
-    for index in range(400):  # past the text layer's first chunk, so that the fallback resumes mid-file
+    for index in range(1200):  # past the text layer's first chunks, so that the fallback resumes mid-file
         session.tool(f"t{index}", "Read", {"file_path": f"/repo/{index}.py"}, "x" * 50)
     clean = session.write(tmp_path / "clean.jsonl")
-    expected = [event if event.line <= 300 else event._replace(line=event.line + 1)
+    expected = [event if event.line <= 2000 else event._replace(line=event.line + 1)
                 for event in read_claude_code(clean)]
     good = clean.read_bytes().splitlines(keepends=True)
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"".join(good[:300]) + bad + b"".join(good[300:]) + bad)
+    path.write_bytes(b"".join(good[:2000]) + bad + b"".join(good[2000:]) + bad)
     transcript = read_claude_code(path)
     assert list(transcript) == expected
     assert transcript.warnings == _broken_lines(path) == (0 if bad.startswith(b"\xef\xbb\xbf") else 2)
