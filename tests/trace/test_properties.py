@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from itertools import pairwise
 from math import comb
@@ -12,7 +13,8 @@ from grade_helpers import config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verigate.trace import grade, pass_at_k, pass_hat_k, suite_pass_hat_k
+from verigate.trace import error_signature, grade, pass_at_k, pass_hat_k, suite_pass_hat_k
+from verigate.trace._rules import listed_paths
 
 trials = st.integers(min_value=1, max_value=12).flatmap(
     lambda n: st.tuples(st.just(n), st.integers(min_value=0, max_value=n)))
@@ -89,3 +91,25 @@ def test_parsers_never_raise_on_arbitrary_bytes(lines: list[bytes]) -> None:
         for name in ("claude-code", "codex", "audit"):
             report = grade(path, format=name, task="t", config=GRADE_CONFIG)  # type: ignore[arg-type]
             assert report.warnings >= 0
+
+
+# the plain statements of two rule helpers that the grader computes faster
+_LISTED = re.compile(r"((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)")
+_TAG = re.compile(r"</?tool_use_error>")
+texts = st.lists(st.sampled_from(["/", "a", "C", ":", "\\", ".", "\n", "\r", "\r\n", " ", "\t", "\x0b", "\x85",
+                                  "\u2028", "1", "<tool_use_error>", "x/y", "../", "c:/"]), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_listed_paths_are_the_lines_that_start_with_a_path(output: str) -> None:
+    expected = [found.group(1).rstrip() for line in output.splitlines()
+                if (found := _LISTED.match(line.lstrip(" \t"))) is not None]
+    assert list(listed_paths(output)) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_error_signature_reads_the_first_non_empty_line(observation: str) -> None:
+    first = next((line for line in (_TAG.sub("", raw).strip() for raw in observation.splitlines()) if line), "")
+    assert error_signature(observation) == re.sub(r"\s+", " ", re.sub(r"\d+", "#", first))[:120]
