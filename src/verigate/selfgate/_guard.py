@@ -11,34 +11,42 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["FILE_TOOLS", "Protected", "protected_for", "violation"]
 
 #: tools whose input names the one file they write, and the field holding it
 FILE_TOOLS: Mapping[str, str] = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
                                  "NotebookEdit": "notebook_path"}
-#: Codex's file edits: a patch in ``tool_input.command`` with these headers
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
-_CLOSE_COMMAND = re.compile(r"\bgate\s+close\b", re.IGNORECASE)
+#: Codex's file edits: a patch in ``tool_input.command`` with these headers (patterns compiled by ``re`` on first
+#: use, which its cache keeps: most calls never need them)
+_PATCH_PATH = r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$"
+_CLOSE_COMMAND = r"(?i)\bgate\s+close\b"
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
 
 
-# NamedTuples rather than attrs classes: this module runs on every tool call, and attrs costs ~20 ms to import
-class _Target(NamedTuple):
-    path: str
-    label: str
-    #: the path is a folder: everything under it is protected
-    tree: bool = False
-    #: or a glob over the names of the files directly in the folder ``path`` (``settings*.json``)
-    glob: str | None = None
+# Plain slotted classes rather than attrs or NamedTuple: this module runs on every tool call, attrs costs ~20 ms
+# to import and each NamedTuple class is built with eval at import. Instances are never changed after creation.
+class _Target:
+    __slots__ = ("glob", "label", "path", "tree")
+
+    def __init__(self, path: str, label: str, tree: bool = False, glob: str | None = None) -> None:
+        self.path = path
+        self.label = label
+        #: the path is a folder: everything under it is protected
+        self.tree = tree
+        #: or a glob over the names of the files directly in the folder ``path`` (``settings*.json``)
+        self.glob = glob
 
 
-class Protected(NamedTuple):
-    targets: tuple[_Target, ...]
-    #: substrings (case-folded) that make a Bash command suspicious: names of the protected files
-    bash_needles: tuple[tuple[str, ...], ...]
+class Protected:
+    __slots__ = ("bash_needles", "targets")
+
+    def __init__(self, targets: tuple[_Target, ...], bash_needles: tuple[tuple[str, ...], ...]) -> None:
+        self.targets = targets
+        #: substrings (case-folded) that make a Bash command suspicious: names of the protected files
+        self.bash_needles = bash_needles
 
 
 # os.path rather than pathlib: pathlib (with urllib.parse and ipaddress) costs milliseconds on every tool call
@@ -107,7 +115,7 @@ def _written_paths(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[st
     if tool_name == "apply_patch":
         patch = tool_input.get("command") or tool_input.get("input") or ""
         if isinstance(patch, str):
-            for found in _PATCH_PATH.finditer(patch):
+            for found in re.finditer(_PATCH_PATH, patch):
                 yield (found.group(1) or found.group(2)).strip()
 
 
@@ -140,7 +148,7 @@ def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected
     command = tool_input.get("command") if tool_name == "Bash" else None
     if isinstance(command, str):
         folded = command.casefold()
-        if _CLOSE_COMMAND.search(command):
+        if re.search(_CLOSE_COMMAND, command):
             return "the command runs `verigate gate close`, which is for a person at a terminal only"
         for needle in protected.bash_needles:
             if all(part in folded for part in needle):
