@@ -6,7 +6,7 @@ import json
 import os
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import InputError
 from ._quick import Signature
@@ -33,30 +33,44 @@ CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event
 LineKind = Literal["assistant_text", "user_prompt", "skip", "problem"]
 
 
-class TranscriptLine(NamedTuple):
+# Plain slotted classes rather than attrs or NamedTuple (built with eval at import): see the note above. Instances
+# are never changed after creation.
+class TranscriptLine:
     """One classified line. ``key`` identifies the message for gate ids (its uuid, else a hash of the line)."""
 
-    number: int
-    kind: LineKind
-    key: str = ""
-    texts: tuple[str, ...] = ()
-    sidechain: bool = False
-    timestamp: str | None = None
-    #: for a user prompt: why it is not something a person typed ("" when it is)
-    not_human: str = ""
-    problem: str = ""
-    uuid: str | None = None
+    __slots__ = ("key", "kind", "not_human", "number", "problem", "sidechain", "texts", "timestamp", "uuid")
+
+    def __init__(self, number: int, kind: LineKind, key: str = "", texts: tuple[str, ...] = (),
+                 sidechain: bool = False, timestamp: str | None = None, not_human: str = "", problem: str = "",
+                 uuid: str | None = None) -> None:
+        self.number = number
+        self.kind = kind
+        self.key = key
+        self.texts = texts
+        self.sidechain = sidechain
+        self.timestamp = timestamp
+        #: for a user prompt: why it is not something a person typed ("" when it is)
+        self.not_human = not_human
+        self.problem = problem
+        self.uuid = uuid
+
+    def __repr__(self) -> str:
+        return f"TranscriptLine({self.number}, {self.kind!r}, problem={self.problem!r})"
 
 
-class TranscriptRead(NamedTuple):
-    lines: tuple[TranscriptLine, ...]
-    cursor: Cursor
-    #: the file was rotated or truncated since the last scan and was read again from its start
-    restarted: bool
-    #: the file's stat signature taken before reading: every complete line it covers was read
-    signature: Signature | None = None
-    #: crc32 of the bytes the cursor's ``head_sha`` covers (the fast path checks the head without hashlib)
-    head_crc: int = 0
+class TranscriptRead:
+    __slots__ = ("cursor", "head_crc", "lines", "restarted", "signature")
+
+    def __init__(self, lines: tuple[TranscriptLine, ...], cursor: Cursor, restarted: bool,
+                 signature: Signature | None = None, head_crc: int = 0) -> None:
+        self.lines = lines
+        self.cursor = cursor
+        #: the file was rotated or truncated since the last scan and was read again from its start
+        self.restarted = restarted
+        #: the file's stat signature taken before reading: every complete line it covers was read
+        self.signature = signature
+        #: crc32 of the bytes the cursor's ``head_sha`` covers (the fast path checks the head without hashlib)
+        self.head_crc = head_crc
 
 
 def _head_sha(handle: Any, length: int) -> str:
