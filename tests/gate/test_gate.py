@@ -154,6 +154,7 @@ def test_verification_error_never_spends_budget(make_gate: Any) -> None:
     [
         (JudgeError("judge_http_500"), "judge_http_500"),
         (RuntimeError("engine bug"), "judge_error"),
+        (asyncio.CancelledError(), "judge_error"),  # raised by the engine itself, not a cancellation of the run
         ("not a verdict", "invalid_judge_response"),
         ({"passed": True}, "invalid_judge_response"),
         (Verdict.verification_error("invalid_jev_response"), "invalid_jev_response"),
@@ -229,6 +230,33 @@ class Stop:
     @hookimpl
     def verigate_stop(self, action: str) -> Any:  # a handler may take a subset of the arguments
         return self.decide(action)
+
+
+class CancellingPostVerify:
+    __name__ = "cancelling"
+
+    @hookimpl
+    async def verigate_post_verify(self, verdict: Verdict) -> Any:
+        raise asyncio.CancelledError  # a plug-in's own CancelledError is an error, not a way out
+
+
+def test_a_handler_raising_cancelled_error_escalates(make_gate: Any) -> None:
+    gate, _ = make_gate([PASS], plugins=[CancellingPostVerify()])
+    result = run(gate, candidate())
+    assert (result.outcome, result.policy_action) == ("pending_review", "escalate_hook_error")
+
+
+def test_cancelling_the_run_itself_propagates_and_completes_nothing(make_gate: Any) -> None:
+    gate, _ = make_gate([Delay(5.0, PASS)])
+
+    async def cancel_midway() -> None:
+        task = asyncio.ensure_future(gate.finalize(candidate(), NATURAL))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_midway())
 
 
 class SlowAsyncPostVerify:

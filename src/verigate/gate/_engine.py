@@ -52,7 +52,7 @@ from ._policy import (
     post_verify_action,
     unite_strengthen,
 )
-from ._stages import is_own_bounded, read_only, run_stage, run_structural
+from ._stages import cancelled_from_outside, is_own_bounded, read_only, run_stage, run_structural
 
 __all__ = [
     "PENDING_STATUS",
@@ -478,6 +478,11 @@ class Gate:
             if reason == "judge_timeout" and bounded_by_deadline:
                 reason = "verification_time_budget_exhausted"
             return Verdict.verification_error(reason, engine=engine)
+        except asyncio.CancelledError:
+            if cancelled_from_outside():
+                raise
+            log.error("judge engine %s raised CancelledError on its own", engine)
+            return Verdict.verification_error("judge_error", engine=engine)
         except Exception as exc:  # an engine's bug is an unusable judgment, never a pass
             log.error("judge engine %s failed: %s: %s", engine, type(exc).__name__, exc)
             return Verdict.verification_error("judge_error", engine=engine)
