@@ -23,9 +23,12 @@ A :class:`Transcript` is iterated once and yields typed events, each with its 1-
   Codex exit codes; ``sibling_cascade`` marks "Sibling tool call errored" cancellations.
 * :class:`CompactBoundary` ``(line, sidechain)``.
 
-Only the current line is held in memory. Malformed lines, non-object lines and unknown line types are skipped
-and counted in ``Transcript.warnings`` (the first few messages are in ``warning_samples``); a truncated last
-line is normal for a live session and only sets ``truncated_tail``. Reading never raises on bad content; an
+Events (and :class:`ToolCall`) are immutable named tuples — millions of them are made from a multi-GB file — and,
+like value objects, equal only an instance of their own type. Only the current line (and a 64 KiB decoding
+buffer) is held in memory; lines are decoded exactly as ``json.loads`` of their bytes would decode them.
+Malformed lines, non-object lines and unknown line types are skipped and counted in ``Transcript.warnings``
+(the first few messages are in ``warning_samples``); a truncated last line is normal for a live session and
+only sets ``truncated_tail``. Reading never raises on bad content; an
 unreadable file raises ``OSError`` from iteration (``last_turn`` turns it into :class:`verigate.InputError`).
 """
 
