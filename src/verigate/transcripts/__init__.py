@@ -28,8 +28,8 @@ like value objects, equal only an instance of their own type. Only the current l
 buffer) is held in memory; lines are decoded exactly as ``json.loads`` of their bytes would decode them.
 Malformed lines, non-object lines and unknown line types are skipped and counted in ``Transcript.warnings``
 (the first few messages are in ``warning_samples``); a truncated last line is normal for a live session and
-only sets ``truncated_tail``. Reading never raises on bad content; an
-unreadable file raises ``OSError`` from iteration (``last_turn`` turns it into :class:`verigate.InputError`).
+only sets ``truncated_tail``. Reading never raises on bad content; an unreadable file raises ``OSError`` from
+iteration (``last_turn`` turns it into :class:`verigate.InputError`).
 """
 
 from __future__ import annotations
