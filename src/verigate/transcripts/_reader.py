@@ -60,7 +60,8 @@ def decode_line(line: str | bytes) -> Any:
         value, end = _scan_value(text, 0)
     except (ValueError, StopIteration, RecursionError):
         return json.loads(_line_bytes(line))
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
+    rest = len(text) - end
+    if rest and not (rest == 1 and text[end] == "\n") and text[end:].strip(_JSON_SPACE):
         return json.loads(_line_bytes(line))  # raises "Extra data", as it would have
     return value
 
