@@ -83,7 +83,11 @@ def test_close_at_a_terminal_records_a_human_closure(session: Session) -> None:
     code, output = run_in_pty(session, "yes", "close", gate, "--reason", "reviewed the diff")
     assert code == 0 and f"closed {gate}" in output, output
     closed = [line for line in session.store_lines() if line["status"] == "closed"]
-    assert len(closed) == 1 and closed[0]["channel"] == "cli" and closed[0]["closed_by"] == "human"
+    assert len(closed) == 1 and closed[0]["channel"] == "cli-tty" and closed[0]["closed_by"] == "human"
+    # the closure cites the terminal's request, which records the terminal and the user
+    request = session.store_lines()[closed[0]["request_line"] - 1]
+    assert request["status"] == "close_requested" and request["request_id"] == closed[0]["request_id"]
+    assert request["evidence"].startswith("terminal /dev/")
     assert "reviewed the diff" in closed[0]["closed_reason"]
     assert not session.tool("Edit", {"file_path": "app.py"}).denied
 

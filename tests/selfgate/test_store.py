@@ -6,12 +6,13 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verigate import InputError, StoreError
-from verigate.selfgate import Cursor, GateEntry, GateStore, fold, gate_id
+from verigate.selfgate import Cursor, GateEntry, GateSource, GateStore, fold, gate_id
 from verigate.selfgate._entries import now_iso
 
 
@@ -20,10 +21,25 @@ def opening(session: str, text: str, key: str = "uuid-1") -> GateEntry:
                      status="open", opened_by="ai")
 
 
-def closing(entry: GateEntry, by_human: bool = True) -> GateEntry:
+def requesting(entry: GateEntry, request_id: str = "r1") -> GateEntry:
+    return GateEntry(ts=now_iso(), session_id=entry.session_id, gate_id=entry.gate_id, gate_text=entry.gate_text,
+                     status="close_requested", closed_reason="test", channel="cli-tty", request_id=request_id,
+                     evidence="terminal /dev/pts/0, user test")
+
+
+def closing(entry: GateEntry, request_line: int, request_id: str = "r1", by_human: bool = True) -> GateEntry:
+    """A closure citing the request on ``request_line`` (as the CLI writes it)."""
     return GateEntry(ts=now_iso(), session_id=entry.session_id, gate_id=entry.gate_id, gate_text=entry.gate_text,
                      status="closed", closed_by="human" if by_human else None,
-                     closed_reason="test" if by_human else None, channel="cli")
+                     closed_reason="test" if by_human else None, channel="cli-tty", request_id=request_id,
+                     request_line=request_line)
+
+
+def close_as_person(store: GateStore, entry: GateEntry, request_id: str) -> None:
+    with store.locked():
+        store.append([requesting(entry, request_id)])
+        line = store.read().lines[-1]
+        store.append([closing(entry, line, request_id)])
 
 
 def test_gate_id_is_stable_and_distinct() -> None:
@@ -34,14 +50,18 @@ def test_gate_id_is_stable_and_distinct() -> None:
 def test_append_read_and_schema(tmp_path: Path) -> None:
     store = GateStore(tmp_path / "gates.jsonl")
     entry = opening("s1", "I'll wait for your approval")
-    closed = closing(entry)
-    store.append([entry, closed])
+    request, closed = requesting(entry), closing(entry, 2)
+    store.append([entry, request, closed])
     snapshot = store.read()
-    assert snapshot.problems == () and snapshot.entries == (entry, closed)
-    with pytest.raises(InputError):  # a closed entry without its reason violates the schema and is not written
-        store.append([GateEntry(ts=now_iso(), session_id="s1", gate_id=entry.gate_id, gate_text="", status="closed",
-                                closed_by="human", channel="cli")])
-    assert len(store.read().entries) == 2
+    assert snapshot.problems == () and snapshot.entries == (entry, request, closed) and snapshot.lines == (1, 2, 3)
+    assert not fold(snapshot.entries, snapshot.lines).open_gates("s1")
+    # a closed entry without its reason, or without citing its request, violates the schema and is not written
+    for bad in ({"closed_reason": None}, {"request_line": None}, {"request_id": None}):
+        with pytest.raises(InputError):
+            store.append([attrs.evolve(closed, **bad)])
+    with pytest.raises(InputError):  # a terminal's request carries its evidence
+        store.append([attrs.evolve(request, evidence=None)])
+    assert len(store.read().entries) == 3
 
 
 def test_torn_last_line_is_reported_then_sealed(tmp_path: Path) -> None:
@@ -71,7 +91,9 @@ def _writer(path: str, worker: int, count: int) -> None:
     store = GateStore(path)
     for index in range(count):
         entry = opening(f"s{worker % 3}", f"gate {worker}-{index}", key=f"k{worker}-{index}")
-        store.append([entry, closing(entry)] if index % 2 else [entry])
+        store.append([entry])
+        if index % 2:
+            close_as_person(store, entry, f"r{worker}-{index}")
 
 
 def test_many_processes_append_at_once(tmp_path: Path) -> None:
@@ -88,7 +110,7 @@ def test_many_processes_append_at_once(tmp_path: Path) -> None:
     assert snapshot.problems == ()
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         json.loads(line)
-    state = fold(snapshot.entries)
+    state = fold(snapshot.entries, snapshot.lines)
     assert len(state.gates) == workers * count
     assert sum(gate.is_open for gate in state.gates) == workers * ((count + 1) // 2)
 
@@ -116,27 +138,59 @@ events = st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.integers(0, 4),
 @settings(max_examples=60, deadline=None)
 @given(events, st.randoms(use_true_random=False))
 def test_fold_invariants(script: list[tuple[str, int, str]], random: object) -> None:
-    """Open iff an open entry and a human closed entry exist; order-independent; others never close."""
-    entries = []
-    for session, number, kind in script:
+    """Open iff an open entry and a cited human closure exist; openings may come anywhere; others never close."""
+    entries: list[GateEntry] = []
+    for index, (session, number, kind) in enumerate(script):
         base = opening(session, f"gate {number}", key=str(number))
         if kind == "open":
             entries.append(base)
         elif kind == "human":
-            entries.append(closing(base))
+            entries += [requesting(base, f"r{index}"), closing(base, len(entries) + 1, f"r{index}")]
         elif kind == "ai-claim":
-            entries.append(closing(base, by_human=False))
+            entries.append(closing(base, 1, by_human=False))
         else:
             entries.append(GateEntry(ts=now_iso(), session_id=session, gate_id=base.gate_id, gate_text="",
                                      status="close_requested", closed_reason="Gate 解除",
                                      channel="user-prompt-submit", request_id="r1"))
+    lines = list(range(1, len(entries) + 1))
     state = fold(entries)
-    shuffled = list(entries)
-    random.shuffle(shuffled)  # type: ignore[attr-defined]
-    assert {(g.session_id, g.gate_id, g.is_open) for g in fold(shuffled).gates} == \
+    # move the openings anywhere, keeping every other entry's order and line
+    numbered = list(zip(lines, entries, strict=True))
+    opens = [item for item in numbered if item[1].status == "open"]
+    moved = [item for item in numbered if item[1].status != "open"]
+    for item in opens:
+        moved.insert(random.randint(0, len(moved)), item)  # type: ignore[attr-defined]
+    shuffled = fold([entry for _, entry in moved], [line for line, _ in moved])
+    assert {(g.session_id, g.gate_id, g.is_open) for g in shuffled.gates} == \
         {(g.session_id, g.gate_id, g.is_open) for g in state.gates}
     for session in ("s1", "s2"):
         expected_open = {opening(session, f"gate {n}", key=str(n)).gate_id for s, n, k in script
                          if s == session and k == "open"} - {opening(session, f"gate {n}", key=str(n)).gate_id
                                                               for s, n, k in script if s == session and k == "human"}
         assert {gate.gate_id for gate in state.open_gates(session)} == expected_open
+
+
+FORGERIES = {
+    "no request at the cited line": lambda gate, request: [gate, closing(gate, 2)],
+    "cites the opening's line": lambda gate, request: [gate, request, closing(gate, 1)],
+    "another request id": lambda gate, request: [gate, request, closing(gate, 2, "forged")],
+    "another gate": lambda gate, request: [gate, request, attrs.evolve(closing(gate, 2), gate_id="sg-00000000")],
+    "another session": lambda gate, request: [gate, request, attrs.evolve(closing(gate, 2), session_id="other")],
+    "another channel": lambda gate, request: [gate, request, attrs.evolve(
+        closing(gate, 2), channel="user-prompt-submit", source=GateSource("/t.jsonl", 1, "u1"))],
+    "request written after the closure": lambda gate, request: [gate, closing(gate, 3), request],
+    "a refused request": lambda gate, request: [gate, request, closing(gate, 2), attrs.evolve(
+        request, status="close_refused", closed_reason="not typed by a person: isMeta")],
+    "a typed prompt's closure without its transcript line": lambda gate, request: [
+        gate, attrs.evolve(request, channel="user-prompt-submit", evidence=None),
+        attrs.evolve(closing(gate, 2), channel="user-prompt-submit")],
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_one_forged_line_does_not_close(forgery: str) -> None:
+    gate = opening("s1", "I'll wait for your approval")
+    entries = FORGERIES[forgery](gate, requesting(gate))
+    state = fold(entries)
+    assert [g.gate_id for g in state.open_gates("s1")] == [gate.gate_id]
+    assert state.ignored_closures == 1

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,7 +93,8 @@ def _close(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     store = settings.store
     with store.locked():
-        state = fold(store.read().entries)
+        snapshot = store.read()
+        state = fold(snapshot.entries, snapshot.lines)
     chosen = [gate for gate in state.gates if gate.is_open
               and (args.session is None or gate.session_id == args.session)
               and (args.all or gate.gate_id == args.gate_id)]
@@ -107,9 +110,22 @@ def _close(settings: Settings, args: argparse.Namespace) -> int:
         return 1
     who = getpass.getuser()
     reason = f"closed at a terminal by {who}" + (f": {args.reason}" if args.reason else "")
-    store.append(GateEntry(ts=now_iso(), session_id=gate.session_id, gate_id=gate.gate_id, gate_text=gate.gate_text,
-                           status="closed", closed_by="human", closed_reason=reason, channel="cli")
-                 for gate in chosen)
+    evidence = f"terminal {os.ttyname(sys.stdin.fileno())}, user {who}"
+    request_id = uuid.uuid4().hex
+    with store.locked():
+        # the request first, then closures citing its lines: the fold accepts a closure only with its request
+        store.append(GateEntry(ts=now_iso(), session_id=gate.session_id, gate_id=gate.gate_id,
+                               gate_text=gate.gate_text, status="close_requested", closed_reason=reason,
+                               channel="cli-tty", request_id=request_id, evidence=evidence) for gate in chosen)
+        snapshot = store.read()
+        lines = {(entry.session_id, entry.gate_id): line
+                 for entry, line in zip(snapshot.entries, snapshot.lines, strict=True)
+                 if entry.request_id == request_id and entry.status == "close_requested"}
+        store.append(GateEntry(ts=now_iso(), session_id=gate.session_id, gate_id=gate.gate_id,
+                               gate_text=gate.gate_text, status="closed", closed_by="human", closed_reason=reason,
+                               channel="cli-tty", request_id=request_id,
+                               request_line=lines[gate.session_id, gate.gate_id])
+                     for gate in chosen)
     print(f"closed {', '.join(gate.gate_id for gate in chosen)}")
     return 0
 
@@ -135,7 +151,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     with settings.store.locked():
         snapshot = settings.store.read()
-    state = fold(snapshot.entries)
+    state = fold(snapshot.entries, snapshot.lines)
     gates = [gate for gate in state.gates if args.session is None or gate.session_id == args.session]
     if args.command == "status":
         gates = [gate for gate in gates if gate.is_open]

@@ -202,7 +202,7 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
     _remember_fold(settings, session_id, transcript, result)
     problems = "; ".join(str(problem) for problem in result.store_problems)
     return ToolDecision(*gate_verdict(settings.mode, tool_name, _refs(result.state.open_gates(session_id)),
-                                      problems))
+                                      problems, str(settings.store.path)))
 
 
 def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOutcome:

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 Status = Literal["open", "closed", "close_requested", "close_refused"]
-Channel = Literal["user-prompt-submit", "cli"]
+Channel = Literal["user-prompt-submit", "cli-tty"]
 #: how a person names a gate when closing it; the matching regex lives next to the derivation
 GATE_ID_PATTERN = r"sg-[0-9a-f]{8}"
 
@@ -57,8 +57,9 @@ class GateSource:
 
 @attrs.frozen
 class GateEntry:
-    """One line of the store. ``status`` open/closed change the gate; the close_* statuses record the
-    human channel's two-step close (request, then confirmation from the transcript or a refusal)."""
+    """One line of the store. ``status`` open/closed change the gate; the close_* statuses record a human
+    channel's two-step close: a request, then a closure citing it (``request_id`` and its store line
+    ``request_line``) once confirmed (a typed transcript line, a terminal), or a refusal."""
 
     ts: str
     session_id: str
@@ -70,6 +71,10 @@ class GateEntry:
     closed_reason: str | None = None
     channel: Channel | None = None
     request_id: str | None = None
+    #: a closure's citation: the store line of the ``close_requested`` entry it confirms
+    request_line: int | None = None
+    #: a CLI request's proof of a terminal: the terminal device and the user at it
+    evidence: str | None = None
     rule_id: str | None = None
     source: GateSource | None = None
 
@@ -84,7 +89,7 @@ class GateEntry:
             "closed_by": self.closed_by,
             "closed_reason": self.closed_reason,
         }
-        for key in ("channel", "request_id", "rule_id"):
+        for key in ("channel", "request_id", "request_line", "evidence", "rule_id"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -107,6 +112,8 @@ def entry_from_mapping(data: Mapping[str, Any]) -> GateEntry:
         closed_reason=data["closed_reason"],
         channel=data.get("channel"),
         request_id=data.get("request_id"),
+        request_line=data.get("request_line"),
+        evidence=data.get("evidence"),
         rule_id=data.get("rule_id"),
         source=GateSource(source["transcript"], source["line"], source.get("uuid"), source.get("sidechain", False))
         if source is not None

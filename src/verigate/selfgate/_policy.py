@@ -56,18 +56,30 @@ def hardening_verdict(tool_name: str, refused: str) -> Verdict:
     return "deny", f"verigate self-gate hardening: {refused}.", f"verigate denied {tool_name}: {refused}"
 
 
-def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str) -> Verdict:
-    """The answer for a blocked tool given the session's open gates and the store's problems ("" when none)."""
+def _repair(store: str) -> str:
+    return (f"A person repairs the store: fix or delete the damaged line(s) of {store or 'the self-gate store'} in "
+            "an editor (`verigate gate status` lists them), then delete its `.state/cursors` folder so the session "
+            "transcripts are scanned again and a gate whose line was damaged is found again.")
+
+
+def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str, store: str = "") -> Verdict:
+    """The answer for a blocked tool given the session's open gates and the store's problems ("" when none).
+    Damaged store lines may have held this session's gates: block mode refuses until a person repairs them."""
     if not gates:
         if not problems:
             return "allow", "", ""
-        note = f"verigate: self-gate store problems: {problems}"
-        return "warn", note, note
+        message = (f"verigate: the self-gate store has damaged lines ({problems}), so this session's gates cannot "
+                   f"be known. {_repair(store)}")
+        if mode == "block":
+            return ("deny", f"{message} {tool_name} is blocked until then: stop and tell the person.",
+                    f"verigate blocked {tool_name}: self-gate store problems: {problems}")
+        return "warn", f"[audit mode: not blocked] {message}", f"verigate (audit): self-gate store problems: {problems}"
     ids = ", ".join(gate_id for gate_id, _ in gates)
     store_note = f" (self-gate store problems: {problems})" if problems else ""
+    repair = f" The store also has damaged lines ({problems}). {_repair(store)}" if problems else ""
     message = (f"Self-set gate open in this session — you declared you would wait for the person's approval: "
                f"{describe(gates)}. {tool_name} is blocked until a person closes the gate. Stop, present what "
-               f"the gate asks for, and wait. {how_to_close(gates)}")
+               f"the gate asks for, and wait. {how_to_close(gates)}{repair}")
     if mode == "block":
         return "deny", message, f"verigate blocked {tool_name}: open self-set gate(s) {ids}{store_note}"
     return ("warn", f"[audit mode: not blocked] {message}",

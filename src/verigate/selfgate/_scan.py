@@ -90,7 +90,7 @@ def _resolve_requests(session_id: str, transcript: str, lines: Iterable[Transcri
         pending.remove(request)
         used.add(line.key)
         source = GateSource(transcript, line.number, line.key)
-        for target in request.gate_ids:
+        for target, request_line in zip(request.gate_ids, request.lines, strict=True):
             gate_text = gates[target].gate_text if target in gates else ""
             if line.not_human:
                 entries.append(GateEntry(
@@ -101,7 +101,8 @@ def _resolve_requests(session_id: str, transcript: str, lines: Iterable[Transcri
                 entries.append(GateEntry(
                     ts=now_iso(), session_id=session_id, gate_id=target, gate_text=gate_text, status="closed",
                     closed_by="human", closed_reason=f"typed by a person: {request.prompt}",
-                    channel="user-prompt-submit", request_id=request.request_id, source=source))
+                    channel="user-prompt-submit", request_id=request.request_id, request_line=request_line,
+                    source=source))
     return entries
 
 
@@ -140,7 +141,7 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
     entries (fsync'd) and only then move the cursors. Without a transcript only the store is folded."""
     with store.locked():
         snapshot = store.read()
-        state = fold(snapshot.entries)
+        state = fold(snapshot.entries, snapshot.lines)
         if transcript is None:
             return SyncResult(state, (), snapshot.problems)
         known = set(state.known_ids(session_id))
@@ -166,7 +167,7 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
                 restarted.append(path)
             new_entries += _openings_and_problems(session_id, path, read.lines, known, openings)
             if path == transcript:  # a person types into the session itself, never into a sub-agent's log
-                interim = fold(snapshot.entries + tuple(new_entries))
+                interim = fold(snapshot.entries + tuple(new_entries), snapshot.lines)
                 new_entries += _resolve_requests(session_id, path, read.lines, interim)
             if read.cursor != saved:  # an unchanged cursor is not rewritten: a quiet call writes nothing
                 cursors.append((path, read.cursor))
@@ -177,9 +178,9 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
             store_signature = signature(store.path)  # still under the lock: no one else has written since
         except OSError:
             store_signature, vouched = None, False
-        return SyncResult(fold(snapshot.entries + tuple(new_entries)), tuple(new_entries), snapshot.problems,
-                          tuple(restarted), store_signature, tuple(sources) if vouched else None,
-                          session_read.cursor, session_read.head_crc)
+        return SyncResult(fold(snapshot.entries + tuple(new_entries), snapshot.lines), tuple(new_entries),
+                          snapshot.problems, tuple(restarted), store_signature,
+                          tuple(sources) if vouched else None, session_read.cursor, session_read.head_crc)
 
 
 def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ...]:
@@ -202,7 +203,8 @@ def request_close(store: GateStore, session_id: str, transcript: str | None, com
     last lines (the typed prompt may already be there; if not, the next scan confirms it). Returns the
     targeted gates and the entries written."""
     with store.locked():
-        state = fold(store.read().entries)
+        snapshot = store.read()
+        state = fold(snapshot.entries, snapshot.lines)
         chosen = targets(command, state.open_gates(session_id))
         if not chosen:
             return (), ()
@@ -214,7 +216,8 @@ def request_close(store: GateStore, session_id: str, transcript: str | None, com
         store.append(requested)
         written = list(requested)
         if transcript is not None:
-            state = fold(store.read().entries)
+            snapshot = store.read()
+            state = fold(snapshot.entries, snapshot.lines)
             typed = [line for line in tail_lines(transcript) if line.kind == "user_prompt"][-1:]
             resolved = _resolve_requests(session_id, transcript, typed, state)
             store.append(resolved)

@@ -40,6 +40,8 @@ class StoreProblem:
 class StoreSnapshot:
     entries: tuple[GateEntry, ...]
     problems: tuple[StoreProblem, ...]
+    #: the 1-based file line of each entry (closures cite their request by line)
+    lines: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -117,10 +119,11 @@ class GateStore:
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return StoreSnapshot((), ())
+            return StoreSnapshot((), (), ())
         except OSError as exc:
             raise StoreError(f"cannot read the self-gate store: {exc}", source=str(self.path)) from exc
         entries: list[GateEntry] = []
+        numbers: list[int] = []
         problems: list[StoreProblem] = []
         lines = raw.split(b"\n")
         torn_tail = lines.pop()  # b"" when the file ends with a newline, as every complete write does
@@ -133,10 +136,11 @@ class GateStore:
                 problems.append(StoreProblem(number, reason))
             else:
                 entries.append(entry)
+                numbers.append(number)
         if torn_tail:
             problems.append(StoreProblem(len(lines) + 1, "torn last line (an interrupted write); it is ignored "
                                                          "by the fold and sealed by the next write"))
-        return StoreSnapshot(tuple(entries), tuple(problems))
+        return StoreSnapshot(tuple(entries), tuple(problems), tuple(numbers))
 
     def append(self, entries: Iterable[GateEntry]) -> None:
         """Append entries as whole lines, fsync'd, under the lock. A torn last line left by a crashed writer
