@@ -13,6 +13,7 @@ from grade_helpers import config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from verigate._errors import InputError
 from verigate.trace import error_signature, grade, pass_at_k, pass_hat_k, suite_pass_hat_k
 from verigate.trace._rules import listed_paths
 
@@ -85,12 +86,19 @@ def test_flags_and_verdicts_are_deterministic(runs: list[tuple[list[dict[str, ob
     b'{"session_id": 5, "tool_name": ["Bash"], "command": {}}', b'{"tool": "Edit", "path": 7}', b"[[[[[[[",
     b'{"runs": 3}', b"\xff\xfe\x00"])), max_size=10))
 def test_parsers_never_raise_on_arbitrary_bytes(lines: list[bytes]) -> None:
+    """Bad lines are skipped and counted; only a file with nothing recognised (no run) is an error, and that
+    error is the typed input error naming the file (exit 2), never a crash and never a clean pass."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "input.jsonl"
         path.write_bytes(b"\n".join(lines))
         for name in ("claude-code", "codex", "audit"):
-            report = grade(path, format=name, task="t", config=GRADE_CONFIG)  # type: ignore[arg-type]
-            assert report.warnings >= 0
+            try:
+                report = grade(path, format=name, task="t", config=GRADE_CONFIG)  # type: ignore[arg-type]
+            except InputError as exc:
+                assert exc.source == str(path) and exc.exit_code == 2
+                assert "no line was recognised" in exc.message or "no run" in exc.message
+            else:
+                assert report.runs and report.warnings >= 0
 
 
 # the plain statements of two rule helpers that the grader computes faster

@@ -123,20 +123,24 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
+    from .._config import load_config
     from ..trace import (
         DEFAULT_KEEP_STEPS,
         github_annotations,
         github_summary,
         grade_many,
         load_trace_config,
+        redact_report,
         render_html,
         render_junit,
         render_sarif,
         render_text,
+        report_egress,
         to_json,
     )
 
     config = load_trace_config(args.config)
+    redaction = load_config().redaction  # the packs of ./verigate.yaml (a broken file is an error, exit 2)
     total = sum(Path(source.path).stat().st_size for source in chosen)
     bar = _ProgressBar(total, sys.stderr) if sys.stderr.isatty() and total > PROGRESS_MIN_BYTES and args.jobs == 1 \
         else None
@@ -147,12 +151,16 @@ def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
             from concurrent.futures import ProcessPoolExecutor
 
             with ProcessPoolExecutor(max_workers=args.jobs) as executor:
-                report = grade_many(chosen, executor=executor, config=config, plugins=args.plugin, keep_steps=keep)
+                report = grade_many(chosen, executor=executor, config=config, plugins=args.plugin, keep_steps=keep,
+                                    redaction=redaction)
         else:
-            report = grade_many(chosen, config=config, plugins=args.plugin, keep_steps=keep, progress=progress)
+            report = grade_many(chosen, config=config, plugins=args.plugin, keep_steps=keep, progress=progress,
+                                redaction=redaction)
     finally:
         if bar is not None:
             bar.close()
+    # graded on the original data; from here on only the redacted report exists: every format below writes it
+    report = redact_report(report, report_egress(redaction, args.plugin))
     if args.junit:
         _write(args.junit, render_junit(report))
     if args.sarif:

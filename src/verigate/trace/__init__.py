@@ -47,6 +47,7 @@ from ._parsers import (
     parse_traces,
 )
 from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
+from ._redact import redact_report, report_egress
 from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
 from ._rules import BUILTIN_RULES, RuleChecker, TraceRule, error_signature, normalize_path
 from ._selftest import run_self_test
@@ -97,10 +98,12 @@ __all__ = [
     "parse_traces",
     "pass_at_k",
     "pass_hat_k",
+    "redact_report",
     "render_html",
     "render_junit",
     "render_sarif",
     "render_text",
+    "report_egress",
     "rule_registry",
     "run_self_test",
     "run_verdict",

@@ -9,8 +9,10 @@ from typing import Any
 
 import attrs
 
+from .._config import RedactionConfig
 from .._errors import PluginError
 from .._plugins import create_manager, merged_registry
+from ..transcripts import cut_text
 from ._config import TraceConfig, load_trace_config
 from ._judge import judge_axis
 from ._model import Flag, GradeReport, Run, RunResult, RunVerdict, Step
@@ -66,9 +68,7 @@ def _short(value: Any) -> Any:
     """``value`` with every string longer than ``KEPT_TEXT_CHARS`` cut (containers copied, other values kept)."""
     kind = type(value)
     if kind is str:
-        if len(value) > KEPT_TEXT_CHARS:
-            return value[:KEPT_TEXT_CHARS] + f"[… {len(value) - KEPT_TEXT_CHARS} characters cut]"
-        return value
+        return cut_text(value, KEPT_TEXT_CHARS)  # at a token boundary: the redactors never see half a secret
     if kind is dict:
         return {key: _short(item) for key, item in value.items()}
     if kind is list:
@@ -170,8 +170,8 @@ def _grade_source(source: Source, config: TraceConfig, plugins: Sequence[object 
 
 
 def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence[object | str],
-            judge_client: Any) -> GradeReport:
-    axis, results = judge_axis(results, config, plugins=plugins, client=judge_client)
+            judge_client: Any, redaction: RedactionConfig | None) -> GradeReport:
+    axis, results = judge_axis(results, config, plugins=plugins, client=judge_client, redaction=redaction)
     tasks = task_results(results)
     notes = []
     if not results:
@@ -208,13 +208,16 @@ def grade_many(
     keep_steps: int = DEFAULT_KEEP_STEPS,
     judge_client: Any = None,
     progress: Callable[[int], None] | None = None,
+    redaction: RedactionConfig | None = None,
 ) -> GradeReport:
     """Grade several sources into one report (pass^k across all of them).
 
     With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, or Ray/Dask executors) each
     source is graded by ``executor.submit``; plug-ins must then be importable module names. ``progress`` gets
     the bytes read so far (sequential grading only). ``judge_client`` is a model client object for the judge
-    axis (used only when the config enables the axis and is verified).
+    axis (used only when the config enables the axis and is verified); its requests pass the ``redaction`` packs
+    (None: those of ./verigate.yaml). The report holds the original data (``redacted`` False): every report
+    format redacts it first (see :func:`redact_report`, which the CLI calls once before writing any format).
     """
     trace_config = config if isinstance(config, TraceConfig) else load_trace_config(config)
     chosen = [Source.of(source) for source in sources]
@@ -234,7 +237,7 @@ def grade_many(
                    for source in chosen]
         for future in futures:  # in submission order: the report does not depend on scheduling
             results.extend(future.result())
-    return _report(results, trace_config, plugins, judge_client)
+    return _report(results, trace_config, plugins, judge_client, redaction)
 
 
 def grade(
@@ -246,9 +249,11 @@ def grade(
     plugins: Sequence[object | str] = (),
     keep_steps: int = DEFAULT_KEEP_STEPS,
     judge_client: Any = None,
+    redaction: RedactionConfig | None = None,
 ) -> GradeReport:
     """Grade one trace file (traces.json, audit JSONL, Claude Code transcript or Codex rollout)."""
     chosen = Source.of(source)
     if format is not None or task is not None:
         chosen = attrs.evolve(chosen, format=format or chosen.format, task=task or chosen.task)
-    return grade_many([chosen], config=config, plugins=plugins, keep_steps=keep_steps, judge_client=judge_client)
+    return grade_many([chosen], config=config, plugins=plugins, keep_steps=keep_steps, judge_client=judge_client,
+                      redaction=redaction)

@@ -7,6 +7,7 @@ from collections import Counter
 from html import escape
 
 from ._model import SEVERITIES, Flag, GradeReport, PassHatK, RunResult, Step
+from ._redact import ensure_redacted
 
 __all__ = ["render_html"]
 
@@ -170,6 +171,7 @@ def _tasks_table(report: GradeReport) -> str:
 
 def render_html(report: GradeReport, *, title: str = "verigate trace report") -> str:
     """The report as one HTML document a person can open anywhere (no network, no script)."""
+    report = ensure_redacted(report)
     verdicts = Counter(result.verdict for result in report.runs)
     exit_card = "bad" if report.exit_code else "good"
     cards = [

@@ -16,6 +16,7 @@ from ..judge import JudgeConfig, JudgeEngine, JudgeRequest
 from ..redact._egress import Egress
 from ._config import TraceConfig
 from ._model import JudgeAxis, RunResult
+from ._redact import report_egress
 
 __all__ = ["judge_axis", "judge_trajectory"]
 
@@ -66,7 +67,8 @@ async def judge_trajectory(result: RunResult, engine: JudgeEngine, egress: Egres
         return Verdict.verification_error(exc.reason, engine=judge_config.engine)
 
 
-def _engine(config: TraceConfig, plugins: Iterable[object | str], client: Any) -> tuple[JudgeEngine, Egress]:
+def _engine(config: TraceConfig, plugins: Iterable[object | str], client: Any,
+            redaction: RedactionConfig | None) -> tuple[JudgeEngine, Egress]:
     manager = create_manager(plugins)
     judge_config = _judge_config(config)
     engines = merged_registry(manager, "verigate_judge_engines")
@@ -85,17 +87,18 @@ def _engine(config: TraceConfig, plugins: Iterable[object | str], client: Any) -
                               "HTTP clients come as plug-in distributions", source=config.source, field="judge.client")
         client = client_factory(config=judge_config)
     engine: JudgeEngine = factory(config=judge_config, client=client)
-    egress = Egress.of(manager.hook.verigate_redactors(config=RedactionConfig(), manager=manager))
+    egress = report_egress(redaction, manager=manager)
     return engine, egress
 
 
 def judge_axis(results: Sequence[RunResult], config: TraceConfig, *, plugins: Iterable[object | str] = (),
-               client: Any = None) -> tuple[JudgeAxis, tuple[RunResult, ...]]:
-    """The axis status, and the results with a judge verdict on every top-level run when the axis is on."""
+               client: Any = None, redaction: RedactionConfig | None = None) -> tuple[JudgeAxis, tuple[RunResult, ...]]:
+    """The axis status, and the results with a judge verdict on every top-level run when the axis is on (each
+    request redacted by the configured packs: ``redaction`` None reads them from ./verigate.yaml)."""
     reason = _disabled_reason(config)
     if reason is not None:
         return JudgeAxis("disabled", reason), tuple(results)
-    engine, egress = _engine(config, plugins, client)
+    engine, egress = _engine(config, plugins, client, redaction)
 
     async def judge_all() -> list[Verdict | None]:
         verdicts: list[Verdict | None] = []

@@ -152,6 +152,8 @@ class GradeReport:
     warnings: int = 0
     warning_samples: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: every string from the traces has passed the redactors (``redact_report``): what report formats write
+    redacted: bool = False
 
     @property
     def corrupt_runs(self) -> tuple[RunResult, ...]:

@@ -110,6 +110,8 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
             runs.extend((item["task"], run) for run in item["runs"])
         else:
             runs.append((item["task"], item))
+    if not runs:
+        raise InputError("no run: the document lists no runs", source=str(path))
     for index, (run_task, raw) in enumerate(runs):
         steps = [_step(step, number) for number, step in enumerate(raw.get("steps", []))]
         run_id = str(raw.get("run_id", f"{run_task}#{index + 1}"))
@@ -168,6 +170,9 @@ def parse_audit(path: str | Path, *, task: str | None = None, progress: Progress
                                         None, None, number, cwd if isinstance(cwd, str) else None))
         if progress is not None:
             progress(read)
+    if not runs:
+        raise InputError("no run: no line is an audit record with a tool name (is this file in another format, "
+                         "empty or broken?)", source=str(path))
     notes = (AUDIT_NOTE,) + (("the last line is truncated (still being written)",) if truncated else ())
     for session in runs:
         yield RunEnd(session, None, warnings, notes)
@@ -188,8 +193,9 @@ def _call_step(number: int, call: ToolCall) -> Step:
 class _TranscriptRuns:
     """Turns one transcript's events into runs: the main chain, and each sidechain agent kept apart."""
 
-    def __init__(self, transcript: Transcript, main: Run, *, sidechains_apart: bool) -> None:
+    def __init__(self, transcript: Transcript, main: Run, *, sidechains_apart: bool, host: str) -> None:
         self.transcript = transcript
+        self.host = host
         self.main = main
         self.sidechains_apart = sidechains_apart
         self.pairers: dict[str, CallPairer] = {}
@@ -238,6 +244,12 @@ class _TranscriptRuns:
                     yield from self._steps(key, released)
         except OSError as exc:
             raise _unreadable(self.transcript.path, exc) from exc
+        transcript = self.transcript
+        if transcript.lines - transcript.warnings - transcript.truncated_tail <= 0:
+            # a wrong format flag, an empty, binary or broken file: grading it would be a fail-open "clean-pass"
+            samples = f" (e.g. {'; '.join(transcript.warning_samples[:2])})" if transcript.warning_samples else ""
+            raise InputError(f"no line was recognised as a {self.host} transcript{samples}: is this file in "
+                             "another format, empty or broken?", source=str(transcript.path))
         notes = [TRANSCRIPT_NOTE]
         if self.compactions:
             notes.append(f"{self.compactions} compaction(s): the run continues across them")
@@ -246,8 +258,6 @@ class _TranscriptRuns:
         if self.transcript.warnings:
             samples = "; ".join(self.transcript.warning_samples[:3])
             notes.append(f"{self.transcript.warnings} line(s) skipped (malformed or unknown), e.g. {samples}")
-            if self.transcript.warnings >= self.transcript.lines:
-                notes.append("no line was recognised: is this file in another format?")
         for key, pairer in self.pairers.items():
             yield from self._steps(key, pairer.flush())
             orphans = pairer.orphan_results
@@ -266,12 +276,13 @@ def parse_claude_code(path: str | Path, *, task: str | None = None, progress: Pr
         raise InputError("no such transcript file", source=str(path))
     session = path.stem
     main = Run(task or session, session, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main, sidechains_apart=True).events()
+    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main, sidechains_apart=True,
+                               host="Claude Code").events()
     if subagents:
         for sub in _subagent_files(path):
             run = Run(task or session, f"{session}:{sub.stem}", True, (), str(sub), delivered_forced=True,
                       parent=session)
-            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains_apart=False).events()
+            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains_apart=False, host="Claude Code").events()
 
 
 def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress | None = None
@@ -281,7 +292,8 @@ def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress
     if not path.is_file():
         raise InputError("no such rollout file", source=str(path))
     main = Run(task or path.stem, path.stem, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains_apart=False).events()
+    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains_apart=False,
+                               host="Codex").events()
 
 
 # ------------------------------------------------------------------------------------------------- dispatch

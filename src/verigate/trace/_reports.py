@@ -6,9 +6,11 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from xml.etree import ElementTree
 
 from ._model import SEVERITIES, Flag, GradeReport, RunResult, Step
+from ._redact import ensure_redacted
 from ._rules import BUILTIN_RULES
 
 __all__ = [
@@ -54,6 +56,7 @@ def _where(result: RunResult, flag: Flag) -> str:
 
 def render_text(report: GradeReport) -> str:
     """The human report: runs with verdicts and flags, tasks, pass^k, judge axis, notes and the outcome."""
+    report = ensure_redacted(report)
     lines = [f"verigate grade: {len(report.runs)} run(s), {len(report.tasks)} task(s)",
              f"config: {report.config_source} (verified: {'true' if report.config_verified else 'false'})", ""]
     width = max([len(result.run.run_id) for result in report.runs] + [3])
@@ -117,6 +120,7 @@ def _flag_json(flag: Flag) -> dict[str, Any]:
 
 def to_json(report: GradeReport, *, steps: bool = True) -> dict[str, Any]:
     """The whole report as JSON-ready data (``steps`` False leaves the kept steps out)."""
+    report = ensure_redacted(report)
     runs = []
     for result in report.runs:
         run = result.run
@@ -159,6 +163,7 @@ def to_json(report: GradeReport, *, steps: bool = True) -> dict[str, Any]:
 
 def render_junit(report: GradeReport) -> str:
     """JUnit XML: one testsuite per task, a testcase per run and one for the task's pass^k."""
+    report = ensure_redacted(report)
     root = ElementTree.Element("testsuites", name="verigate grade")
     by_task: dict[str, list[RunResult]] = {}
     for result in report.runs:
@@ -202,15 +207,14 @@ def render_junit(report: GradeReport) -> str:
 
 
 def _artifact_uri(source: str) -> str:
+    """The source as a URI: reports carry it relative to the working directory (or redacted) already."""
     path = Path(source)
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_uri()
+    return path.as_uri() if path.is_absolute() else quote(path.as_posix())
 
 
 def render_sarif(report: GradeReport, *, rule_descriptions: Mapping[str, str] | None = None) -> dict[str, Any]:
     """SARIF 2.1.0: one result per flag, located at the transcript line of its step."""
+    report = ensure_redacted(report)
     descriptions = {rule.id: rule.description for rule in BUILTIN_RULES}
     descriptions.update(rule_descriptions or {})
     used = sorted({flag.rule for result in report.runs for flag in result.flags} | set(descriptions))
@@ -259,6 +263,7 @@ def _escape_property(text: str) -> str:
 
 def github_annotations(report: GradeReport) -> list[str]:
     """Workflow commands (``::error file=…,line=…::…``), high severity first, then flaky/failing tasks."""
+    report = ensure_redacted(report)
     flagged = [(result, flag) for result in report.runs for flag in result.flags]
     flagged.sort(key=lambda item: (_SEVERITY_ORDER[item[1].severity], item[0].run.source, item[1].line or 0))
     commands = []
@@ -277,6 +282,7 @@ def github_annotations(report: GradeReport) -> list[str]:
 
 def github_summary(report: GradeReport) -> str:
     """A Markdown summary table for ``$GITHUB_STEP_SUMMARY``."""
+    report = ensure_redacted(report)
     counts = _verdict_counts(report)
     lines = ["## verigate grade", "",
              f"**exit {report.exit_code}** — " + ("; ".join(_signals(report)) or "no corrupt success, no flaky task"),

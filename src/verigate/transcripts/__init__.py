@@ -8,6 +8,7 @@ Public API::
     read(path, *, host="claude-code"|"codex") -> Transcript
     last_turn(path, *, host="claude-code"|"codex", output_chars=20000, subagent=False) -> Turn
     subagent_files(session_path) -> list[Path]
+    cut_text(text, limit) -> str                             # cut at a token boundary: never half a secret
     CallPairer                                               # pairs ToolUse/ToolResult by id, in issue order
 
 A :class:`Transcript` is iterated once and yields typed events, each with its 1-based source ``line``:
@@ -45,7 +46,7 @@ from ._events import (
 )
 from ._files import subagent_files
 from ._reader import Transcript, read_claude_code, read_codex
-from ._turn import CallPairer, Host, ToolCall, Turn, last_turn, read
+from ._turn import CallPairer, Host, ToolCall, Turn, cut_text, last_turn, read
 
 __all__ = [
     "AssistantText",
@@ -60,6 +61,7 @@ __all__ = [
     "Transcript",
     "Turn",
     "UserPrompt",
+    "cut_text",
     "last_turn",
     "read",
     "read_claude_code",

@@ -13,13 +13,27 @@ from .._models import ToolObservation
 from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
-__all__ = ["DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "last_turn", "read"]
+__all__ = ["DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "cut_text", "last_turn", "read"]
 
 Host = Literal["claude-code", "codex"]
 #: unanswered calls kept waiting for their result; older ones are given up (ok unknown) so memory stays flat
 DEFAULT_MAX_PENDING = 256
 #: default cap on one observation's text in a Turn (the judge caps far lower; this bounds memory)
 DEFAULT_OUTPUT_CHARS = 20_000
+#: the characters a cut may fall just before: no token a shipped secret rule recognises contains one (a
+#: private-key block contains newlines, but its rule also recognises a block whose END line was cut off)
+CUT_BEFORE = " \t\n\r\x0b\x0c\"'<>"
+
+
+def cut_text(text: str, limit: int, marker: str = "[… {cut} characters cut]") -> str:
+    """``text`` cut to at most ``limit`` characters plus ``marker`` (``{cut}``: how many were cut), never inside a
+    token: the cut falls just before the last whitespace, quote or angle bracket within the limit, so a secret
+    that straddles the limit is dropped whole rather than left half behind where redaction rules cannot
+    recognise it (nothing is kept when the first ``limit`` characters hold no such boundary)."""
+    if len(text) <= limit:
+        return text
+    boundary = max(max(text.rfind(character, 0, limit + 1) for character in CUT_BEFORE), 0)
+    return text[:boundary] + marker.format(cut=len(text) - boundary)
 
 
 @same_type_equality
@@ -123,9 +137,8 @@ class Turn:
 
 def _observation(call: ToolCall, output_chars: int) -> ToolObservation:
     text = call.result.text if call.result is not None else ""
-    if len(text) > output_chars:
-        text = text[:output_chars] + f"\n[… {len(text) - output_chars} characters cut]"
-    return ToolObservation(call.use.name, call.use.input, text, call.ok)
+    return ToolObservation(call.use.name, call.use.input, cut_text(text, output_chars, "\n[… {cut} characters cut]"),
+                           call.ok)
 
 
 def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS,
@@ -138,7 +151,8 @@ def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int
     The request is the last user prompt a person typed (slash commands included; tool results, meta lines,
     command output, interrupts, compaction summaries and injected context are not requests). The final text
     is the text of the last assistant message after it (its text blocks joined). Tool calls are those issued
-    after the request, in issue order, each with its paired result (``ok`` None when none arrived).
+    after the request, in issue order, each with its paired result (``ok`` None when none arrived); an output
+    longer than ``output_chars`` is cut by :func:`cut_text` (at a token boundary, never through a secret).
     """
     transcript = read(path, host=host)
     request, request_line = "", None
