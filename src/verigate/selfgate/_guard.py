@@ -220,7 +220,7 @@ def _bash_violation(command: str, protected: Protected) -> str | None:
             return (f"the command mentions {' '.join(needle)!s}, a file protected from the agent "
                     "(gate store, hook settings, verigate.yaml or transcripts); use the Read tool to read it")
     for word in words:
-        for token in word.split():
+        for token in re.split(r"[\s;&|<>()=]+", word):
             name = _glob_hits(token, protected.bash_names)
             if name is not None:
                 return f"the command has a glob ({token}) matching {name}, which is protected from the agent"
