@@ -44,12 +44,20 @@ def test_traces_json_shapes_and_delivery_rule(tmp_path: Path) -> None:
     grouped = tmp_path / "grouped.json"
     grouped.write_text(json.dumps({"tasks": [{"task": "t", "runs": [
         {"run_id": "a", "steps": [{"tool": "x", "ok": True}]},
-        {"run_id": "b", "steps": [{"tool": "x", "ok": False}]},  # no "ok": delivered iff no step failed
+        {"run_id": "b", "steps": [{"tool": "x", "ok": False}]},  # no "ok": delivered iff every step is ok
+        {"run_id": "c", "steps": [{"tool": "x", "ok": True}, {"tool": "y"}]},  # unknown is not ok
+        {"run_id": "d", "ok": True, "steps": [{"tool": "y"}]},  # the run's own ok decides
+        {"run_id": "e", "steps": []},
     ]}]}))
     listed = tmp_path / "list.json"
     listed.write_text(json.dumps([{"task": "t", "steps": [{"tool": "x"}]}]))
-    assert [(r.run_id, r.delivered) for r in load_runs(grouped)] == [("a", True), ("b", False)]
-    assert [(r.run_id, r.delivered, r.steps[0].ok) for r in load_runs(listed)] == [("t#1", True, None)]
+    assert [(r.run_id, r.delivered) for r in load_runs(grouped)] == [("a", True), ("b", False), ("c", False),
+                                                                     ("d", True), ("e", True)]
+    assert [(r.run_id, r.delivered, r.steps[0].ok) for r in load_runs(listed)] == [("t#1", False, None)]
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"runs": []}')
+    with pytest.raises(InputError, match=r"empty\.json.*no run"):
+        load_runs(empty)
     bad = tmp_path / "bad.json"
     bad.write_text('{"runs": [{"task": "t", "steps": [{"tool": ""}]}]}')
     with pytest.raises(InputError, match=r"bad\.json"):

@@ -91,7 +91,8 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
     """Canonical traces.json: ``{"tasks": [...]}``, ``{"runs": [...]}`` or a list of runs (one JSON document).
 
     A ``tasks`` item may also group runs: ``{"task": T, "runs": [...]}``. A run without ``ok`` is delivered iff
-    none of its steps failed.
+    every step says ``ok: true`` (a step without ``ok`` is unknown, which is not ok); a run's own ``ok`` decides.
+    A document that lists no run is an :class:`InputError`.
     """
     path = Path(path)
     try:
@@ -116,7 +117,9 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
         steps = [_step(step, number) for number, step in enumerate(raw.get("steps", []))]
         run_id = str(raw.get("run_id", f"{run_task}#{index + 1}"))
         key = f"{index}:{run_id}"
-        delivered = raw["ok"] if "ok" in raw else all(step.ok is not False for step in steps)
+        # SPEC §4: without its own ok a run is delivered iff every step is ok; a step without ok is unknown, and
+        # unknown is not ok (a run cannot be counted as delivered on steps nobody saw succeed)
+        delivered = raw["ok"] if "ok" in raw else all(step.ok is True for step in steps)
         yield RunStart(key, Run(task or run_task, run_id, delivered, (), str(path)))
         for step in steps:
             yield RunStep(key, step)

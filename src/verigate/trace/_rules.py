@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ..transcripts import CUT_BEFORE, cut_text
 from ._config import ForbiddenTool, TraceConfig
 from ._model import Flag, Run, Severity, Step
 
@@ -24,6 +25,7 @@ __all__ = [
     "listed_paths",
     "normalize_path",
     "string_args",
+    "tool_key",
 ]
 
 
@@ -127,27 +129,54 @@ class ForbiddenToolRule:
         return _ForbiddenChecker(self, config) if config.forbidden_tools else None
 
 
+def tool_key(name: str) -> str:
+    """How forbidden_tool compares tool names: case-insensitively (``str.casefold``, surrounding spaces
+    ignored), since hosts and traces spell one tool differently (``Bash``, ``bash``) and a rule must not be
+    side-stepped by a spelling."""
+    return name.strip().casefold()
+
+
 class _ForbiddenChecker(_Checker):
     def __init__(self, rule: ForbiddenToolRule, config: TraceConfig) -> None:
         self.rule = rule
-        #: tool -> its entries in config order: one dict look-up per step, however long the list
+        #: tool key -> its entries in config order: one dict look-up per step, however long the list
         self.entries: dict[str, list[ForbiddenTool]] = {}
         for entry in config.forbidden_tools:
-            self.entries.setdefault(entry.tool, []).append(entry)
+            self.entries.setdefault(tool_key(entry.tool), []).append(entry)
+        #: tool name as written -> its key (a session uses a handful of names millions of times)
+        self.keys: dict[str, str] = {}
 
     def step(self, step: Step) -> Iterable[Flag]:
-        for entry in self.entries.get(step.tool, ()):
+        key = self.keys.get(step.tool)
+        if key is None:
+            key = self.keys[step.tool] = tool_key(step.tool)
+        for entry in self.entries.get(key, ()):
             if entry.args_pattern is not None:
                 match = _first_match(entry, step.args)
                 if match is None:
                     continue
-                what = f"{step.tool} with {match.group(0).strip()!r}"
+                what = f"{step.tool} with {_quoted(match)!r}"
             else:
                 what = step.tool
             outcome = " (the call failed, but it was attempted)" if step.ok is False else ""
             reason = f": {entry.reason}" if entry.reason else ""
             return [_flag(self.rule, step, f"forbidden {what}{reason}{outcome}")]
         return ()
+
+
+#: how much of a matched argument a flag's detail quotes
+QUOTED_CHARS = 200
+_TOKEN_REST = re.compile(f"[^{re.escape(CUT_BEFORE)}]*")
+
+
+def _quoted(match: re.Match[str]) -> str:
+    """The matched text widened to whole tokens and cut at a token boundary: the detail never holds part of a
+    secret that the report's redactors could not recognise (a pattern may start or stop inside a token)."""
+    text = match.string
+    start = max(max(text.rfind(character, 0, match.start()) for character in CUT_BEFORE) + 1, 0)
+    rest = _TOKEN_REST.match(text, match.end())
+    end = rest.end() if rest is not None else match.end()
+    return cut_text(text[start:end].strip(), QUOTED_CHARS, "…")
 
 
 def _first_match(entry: ForbiddenTool, args: Mapping[str, Any]) -> re.Match[str] | None:

@@ -13,7 +13,8 @@ from .._models import ToolObservation
 from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
-__all__ = ["DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "cut_text", "last_turn", "read"]
+__all__ = ["CUT_BEFORE", "CallPairer", "DEFAULT_MAX_PENDING", "Host", "ToolCall", "Turn", "cut_text", "last_turn",
+           "read"]
 
 Host = Literal["claude-code", "codex"]
 #: unanswered calls kept waiting for their result; older ones are given up (ok unknown) so memory stays flat
