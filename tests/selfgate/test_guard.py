@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from selfgate_helpers import Session
 
 
@@ -58,3 +62,37 @@ def test_denied_in_both_modes(hardened: Session, tool: str, tool_input: dict[str
 @pytest.mark.parametrize(("tool", "tool_input"), ALLOWED)
 def test_ordinary_calls_pass(hardened: Session, tool: str, tool_input: dict[str, object]) -> None:
     assert hardened.decide_tool(tool, tool_input).decision == "allow"
+
+
+def _quote_randomly(word: str, cuts: list[int], styles: list[int]) -> str:
+    """Split ``word`` at ``cuts`` and quote each piece in one of the shell's ways; the shell reads the same word."""
+    pieces, start = [], 0
+    for cut in [*sorted({cut % (len(word) + 1) for cut in cuts}), len(word)]:
+        if cut > start:
+            pieces.append(word[start:cut])
+            start = cut
+    quoted = []
+    for index, piece in enumerate(pieces):
+        style = styles[index % len(styles)] if styles else 0
+        quoted.append([piece, f"'{piece}'", f'"{piece}"', "\\" + piece][style % 4])
+    return "".join(quoted)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from([("gate", "close", "--all"), ("review", "approve", "rv_1"), ("review", "reject", "rv_1")]),
+       st.lists(st.integers(0, 12), max_size=4), st.lists(st.integers(0, 3), max_size=4),
+       st.sampled_from(["{}", "bash -c {}", "sh -c {}", "script -qc {} /dev/null", "eval {}",
+                        "python -m {}", "{} 2>&1 | tee log"]))
+def test_human_commands_are_denied_in_any_quoting(session: Session, words: tuple[str, str, str], cuts: list[int],
+                                                   styles: list[int], wrapper: str) -> None:
+    command = "verigate " + " ".join(_quote_randomly(word, cuts, styles) for word in words)
+    nested = wrapper.split()[0] in ("bash", "sh", "script", "eval")
+    full = wrapper.format(shlex.quote(command) if nested else command)
+    assert session.decide_tool("Bash", {"command": full}, mode="audit").decision == "deny", full
+
+
+def test_a_store_in_the_project_folder_protects_only_its_files(session: Session) -> None:
+    (session.project / "verigate.yaml").write_text("self_gate:\n  store: self-gates.jsonl\n")
+    assert session.decide_tool("Write", {"file_path": "self-gates.jsonl", "content": ""}).decision == "deny"
+    assert session.decide_tool("Write", {"file_path": "self-gates.jsonl.state/x", "content": ""}).decision == "deny"
+    assert session.decide_tool("Write", {"file_path": "src/app.py", "content": ""}).decision == "allow"
