@@ -57,9 +57,10 @@ def hardening_verdict(tool_name: str, refused: str) -> Verdict:
 
 
 def _repair(store: str) -> str:
+    cursors = f"`{store}.state/cursors/`" if store else "the store's `.state/cursors/` folder"
     return (f"A person repairs the store: fix or delete the damaged line(s) of {store or 'the self-gate store'} in "
-            "an editor (`verigate gate status` lists them), then delete its `.state/cursors` folder so the session "
-            "transcripts are scanned again and a gate whose line was damaged is found again.")
+            f"an editor (`verigate gate status` lists them), then delete {cursors} so the session transcripts are "
+            "scanned again and a gate whose line was damaged is found again.")
 
 
 def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str, store: str = "") -> Verdict:
