@@ -1,0 +1,60 @@
+"""A file with nothing recognised or no run fails the gate (exit 2, the file named) instead of a clean pass."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from grade_helpers import cli
+
+from transcripts.builders import ClaudeSession, codex_lines
+
+
+def _claude(tmp_path: Path) -> Path:
+    session = ClaudeSession(session="s9").prompt("fix it").tool("t1", "Bash", {"command": "git push --force"})
+    return session.write(tmp_path / "claude.jsonl")
+
+
+def _codex(tmp_path: Path) -> Path:
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(codex_lines([("session_meta", {"id": "c1", "cwd": "/repo"}),
+                                 ("response_item", {"type": "function_call", "name": "shell", "call_id": "c",
+                                                    "arguments": json.dumps({"command": ["ls"]})})]))
+    return path
+
+
+def _file(name: str, data: bytes) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        path = folder / name
+        path.write_bytes(data)
+        return path
+
+    return make
+
+
+@pytest.mark.parametrize(("option", "make"), [
+    ("--codex", _claude),  # a Claude Code transcript given as a Codex rollout
+    ("--transcript", _codex),  # and the other way round
+    ("--transcript", _file("bin.jsonl", b"\x00\xff\xfe\x89PNG\n")),
+    ("--transcript", _file("empty.jsonl", b"")),
+    ("--codex", _file("cut.jsonl", b'{"type": "sess')),  # only a truncated line: nothing recognised
+    ("--audit", _file("a.jsonl", b'{"ts": 1, "event": "stop"}\n')),  # no record with a tool: no run
+    ("--traces", _file("t.json", b'{"runs": []}')),
+])
+def test_nothing_recognised_is_exit_2_naming_the_file(tmp_path: Path, option: str,
+                                                      make: Callable[[Path], Path]) -> None:
+    path = make(tmp_path)
+    result = cli("grade", option, str(path), "--task", "t")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert str(path) in result.stderr and ("no line was recognised" in result.stderr or "no run" in result.stderr)
+    assert "clean-pass" not in result.stdout
+
+
+def test_a_truncated_last_line_is_still_normal(tmp_path: Path) -> None:
+    path = ClaudeSession(session="s9").prompt("fix it").tool("t1", "Read", {"file_path": "/repo/a.py"}).write(
+        tmp_path / "live.jsonl", tail=b'{"type": "assistant", "mess')
+    result = cli("grade", "--transcript", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "last line is truncated" in result.stdout
