@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from transcripts.builders import ClaudeSession
 from verigate.redact import redact
-from verigate.transcripts import CUT_BEFORE, cut_text, last_turn
+from verigate.transcripts import cut_text, last_turn
+from verigate.transcripts._turn import CUT_BEFORE
 
 pieces = st.lists(st.sampled_from(["a", "B", "7", "_", "-", "/", ":", "@", ".", "=", " ", "\n", "\t", '"', "'",
                                    "<", ">", "ghp_", "é"]), max_size=60).map("".join)

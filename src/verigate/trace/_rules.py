@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ..transcripts import CUT_BEFORE, cut_text
+from ..transcripts import cut_text
+from ..transcripts._turn import CUT_BEFORE
 from ._config import ForbiddenTool, TraceConfig
 from ._model import Flag, Run, Severity, Step
 

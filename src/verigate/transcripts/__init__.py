@@ -46,11 +46,10 @@ from ._events import (
 )
 from ._files import subagent_files
 from ._reader import Transcript, read_claude_code, read_codex
-from ._turn import CUT_BEFORE, CallPairer, Host, ToolCall, Turn, cut_text, last_turn, read
+from ._turn import CallPairer, Host, ToolCall, Turn, cut_text, last_turn, read
 
 __all__ = [
     "AssistantText",
-    "CUT_BEFORE",
     "CallPairer",
     "CompactBoundary",
     "Event",

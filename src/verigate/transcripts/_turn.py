@@ -13,7 +13,7 @@ from .._models import ToolObservation
 from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
-__all__ = ["CUT_BEFORE", "CallPairer", "DEFAULT_MAX_PENDING", "Host", "ToolCall", "Turn", "cut_text", "last_turn",
+__all__ = ["CUT_BEFORE", "DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "cut_text", "last_turn",
            "read"]
 
 Host = Literal["claude-code", "codex"]
