@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -46,11 +46,12 @@ def _display_path(source: str) -> str:
 
 
 class _ReportRedactor:
-    """Redacts each distinct string once (ids, paths and notes repeat across runs, tasks and flags)."""
+    """Redacts each distinct string and argument mapping once (ids, paths, notes and arguments repeat)."""
 
     def __init__(self, egress: Egress) -> None:
         self.egress = egress
         self.cache: dict[str, str] = {}
+        self.args_cache: dict[str, dict[str, Any]] = {}
 
     def text(self, value: str) -> str:
         redacted = self.cache.get(value)
@@ -64,10 +65,17 @@ class _ReportRedactor:
     def texts(self, values: Iterable[str]) -> tuple[str, ...]:
         return tuple(map(self.text, values))
 
+    def args(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Keys too, and each value in the context of its key; a session repeats the same arguments often."""
+        key = repr(args)
+        redacted = self.args_cache.get(key)
+        if redacted is None:
+            redacted = self.args_cache[key] = self.egress.value(dict(args))[0]
+        return redacted
+
     def step(self, step: Step) -> Step:
-        args, _ = self.egress.value(dict(step.args))  # keys too, and values in the context of their key
-        return attrs.evolve(step, tool=self.text(step.tool), args=args, observation=self.optional(step.observation),
-                            cwd=self.optional(step.cwd))
+        return attrs.evolve(step, tool=self.text(step.tool), args=self.args(step.args),
+                            observation=self.optional(step.observation), cwd=self.optional(step.cwd))
 
     def run(self, run: Run) -> Run:
         return attrs.evolve(run, task=self.text(run.task), run_id=self.text(run.run_id),
