@@ -2,8 +2,9 @@
 
 Parsers turn traces.json, hook audit JSONL, Claude Code transcripts and Codex rollouts into one model
 (:class:`Run` of :class:`Step`); trace rules (plug-ins through ``verigate_trace_rules``) flag steps; each run gets
-a verdict (clean-pass · pass-with-warnings · corrupt-success · fail) and each task pass^k. See the README section
-"Trace grader" for the CLI (``verigate grade``).
+a verdict (clean-pass · pass-with-warnings · corrupt-success · fail) and each task pass^k. Grading runs on the
+original data; :func:`redact_report` then redacts the report once before any format writes it. See the README
+section "Trace grader" for the CLI (``verigate grade``).
 """
 
 from __future__ import annotations
