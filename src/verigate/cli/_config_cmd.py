@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from .._errors import ConfigError
+from .._fileio import replace_file
 from .._yaml import load_yaml
 
 _FALSE = re.compile(r"false|False|FALSE")
@@ -54,19 +53,6 @@ def flip_verified(text: str, source: str) -> str | None:
     return flipped
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    mode = path.stat().st_mode
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        Path(temporary).chmod(mode)
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="verigate config", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -85,7 +71,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"{path}: already verified: true (unchanged)")
         return 0
     try:
-        _write_atomically(path, flipped.encode("utf-8"))
+        replace_file(path, flipped.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
     except OSError as exc:
         raise ConfigError(f"cannot write: {exc}", source=str(path)) from exc
     print(f"{path}: verified: true", file=sys.stdout)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import attrs
 
 from .._errors import InputError
+from .._fileio import replace_file
 
 __all__ = ["STATE_FOLDER", "StopState", "load_state", "save_state", "state_path"]
 
@@ -61,11 +60,4 @@ def save_state(project_dir: Path, session_key: str, state: StopState) -> None:
     ignore = path.parent / ".gitignore"
     if not ignore.exists():  # local state: never shows up in `git status`, never committed by an agent
         ignore.write_text("*\n", encoding="utf-8")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(attrs.asdict(state), stream, sort_keys=True)
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_file(path, json.dumps(attrs.asdict(state), sort_keys=True).encode("utf-8"), mode=0o600)

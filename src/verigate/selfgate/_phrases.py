@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._errors import VerigateError
+from .._fileio import replace_file
 from ._entries import GATE_ID_PATTERN
 from ._quick import contains_keyword
 
@@ -237,9 +237,7 @@ class Screen:
         path = self._cache_dir / f"phrase-{kind}-{self._digest}.json"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            temporary.replace(path)
+            replace_file(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
         except OSError:
             pass  # a cache that cannot be written only costs the next call the same work
 

@@ -1,7 +1,7 @@
 """The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH103, PTH105, PTH116, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH103, PTH116, PTH118, PTH119, PTH120, PTH123
 from __future__ import annotations
 
 import json
@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .._fileio import replace_file
 from ._guard import protected_for, violation
 from ._policy import (
     DEFAULT_BLOCKED_TOOLS,
@@ -86,10 +87,7 @@ def _write(path: str, body: dict[str, Any]) -> None:
     sealed = {"body": body, "crc32": zlib.crc32(_canonical(body))}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(sealed, ensure_ascii=False))
-        os.replace(temporary, path)
+        replace_file(path, json.dumps(sealed, ensure_ascii=False).encode("utf-8"))
     except OSError:
         pass
 
@@ -297,10 +295,7 @@ def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cu
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _same(cached.get("store"), store)
-        temporary = f"{cursor_path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(cursor))
-        os.replace(temporary, cursor_path)
+        replace_file(cursor_path, json.dumps(cursor).encode("utf-8"))
         body = {key: value for key, value in cached.items() if key not in ("version", "package")}
         body["sources"] = [[cached["transcript"], list(transcript)], *cached["sources"][1:]]
         body["cursor"] = cursor

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from .._errors import StoreError
+from .._fileio import replace_file
 from ._entries import GateEntry, entry_from_mapping
 from ._quick import store_paths
 
@@ -191,9 +192,7 @@ class GateStore:
         path = self.cursor_path(session_id, transcript)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(cursor.to_json()), encoding="utf-8")
-            temporary.replace(path)
+            replace_file(path, json.dumps(cursor.to_json()).encode("utf-8"))
         except OSError as exc:
             raise StoreError(f"cannot save the scan cursor: {exc}", source=str(path)) from exc
 
