@@ -189,7 +189,8 @@ def _claude_origin(record: Mapping[str, Any], text: str) -> PromptOrigin:
 
 
 def _block_text(content: Any) -> str:
-    """The text of a tool_result ``content``: a string, or the text blocks of a list (images dropped)."""
+    """The text of a content field (Claude Code tool_result, Codex message/output): a string, or the text
+    blocks of a list (images dropped)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -295,19 +296,10 @@ def read_claude_code(path: str | Path, *, progress: Callable[[int], None] | None
 # ------------------------------------------------------------------------------------------------- Codex
 
 
-def _codex_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block["text"] for block in content
-                         if isinstance(block, dict) and isinstance(block.get("text"), str))
-    return ""
-
-
 def _codex_output(output: Any) -> tuple[str, bool | None]:
     """The text of a function_call_output and whether it says the call failed (None: it does not say)."""
     if isinstance(output, dict):
-        text = _codex_text(output.get("content")) or str(output.get("output", ""))
+        text = _block_text(output.get("content")) or str(output.get("output", ""))
         success = output.get("success")
         return text, (not success) if isinstance(success, bool) else None
     if not isinstance(output, str):
@@ -337,7 +329,7 @@ def _codex_item(reader: Transcript, number: int, item: Mapping[str, Any]) -> Ite
     kind = item.get("type")
     if kind == "message":
         role = item.get("role")
-        text = _codex_text(item.get("content"))
+        text = _block_text(item.get("content"))
         if role == "user":
             injected = text.lstrip().startswith(_CODEX_CONTEXT_PREFIXES)
             yield UserPrompt(text, number, "meta" if injected else "typed")
