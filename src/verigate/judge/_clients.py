@@ -10,7 +10,7 @@ import os
 import queue
 import ssl
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -25,6 +25,7 @@ __all__ = [
     "http_status_error",
     "in_daemon_thread",
     "is_loopback_url",
+    "mapped_sdk_errors",
     "option",
     "read_capped",
     "require_model",
@@ -96,6 +97,30 @@ def require_model(config: JudgeConfig, client: str) -> str:
     if not config.model:
         raise ConfigError(f"client {client!r} needs a model name", field="judge.model")
     return config.model
+
+
+@contextlib.contextmanager
+def mapped_sdk_errors(
+    timeout_s: float,
+    *,
+    timeout: type[Exception],
+    status: type[Exception],
+    connection: type[Exception],
+    base: type[Exception],
+) -> Iterator[None]:
+    """Map the exception families of a Stainless-generated SDK (``openai``, ``anthropic``) onto reason codes:
+    timeout → ``judge_timeout``, HTTP status → ``judge_http_<status>``, connection or any other SDK error →
+    ``judge_transport_error``. The timeout class is tested first: in these SDKs it subclasses the connection one."""
+    try:
+        yield
+    except (TimeoutError, timeout) as exc:
+        raise JudgeError("judge_timeout", f"no reply within {timeout_s:g} s") from exc
+    except status as exc:
+        raise http_status_error(int(getattr(exc, "status_code", 0))) from exc
+    except connection as exc:
+        raise JudgeError("judge_transport_error", f"cannot reach the judge: {describe(exc)}") from exc
+    except base as exc:
+        raise JudgeError("judge_transport_error", describe(exc)) from exc
 
 
 def describe(value: Any) -> str:

@@ -16,9 +16,8 @@ from verigate.judge import (
     JudgeConfig,
     api_key_from_env,
     bounded_timeout,
-    describe,
-    http_status_error,
     is_loopback_url,
+    mapped_sdk_errors,
     option,
     read_capped,
     require_model,
@@ -95,20 +94,15 @@ class OpenAIClient:
             # a fresh client per call (it is bound to the running event loop) sharing one TLS context
             http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
         )
+        errors = mapped_sdk_errors(timeout_s, timeout=openai.APITimeoutError, status=openai.APIStatusError,
+                                   connection=openai.APIConnectionError, base=openai.OpenAIError)
         try:
             # one deadline around everything, retries included
-            async with asyncio.timeout(timeout_s):
-                create = client.chat.completions.with_streaming_response.create
-                async with create(**self._arguments(request)) as response:
-                    body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
-        except (TimeoutError, openai.APITimeoutError) as exc:
-            raise JudgeError("judge_timeout", f"no reply within {timeout_s:g} s") from exc
-        except openai.APIStatusError as exc:
-            raise http_status_error(exc.status_code) from exc
-        except openai.APIConnectionError as exc:
-            raise JudgeError("judge_transport_error", f"cannot reach the judge: {describe(exc)}") from exc
-        except openai.OpenAIError as exc:
-            raise JudgeError("judge_transport_error", describe(exc)) from exc
+            with errors:
+                async with asyncio.timeout(timeout_s):
+                    create = client.chat.completions.with_streaming_response.create
+                    async with create(**self._arguments(request)) as response:
+                        body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
         finally:
             await client.close()
         return _message_content(body)
