@@ -124,6 +124,11 @@ _GENERATORS: dict[str, list[tuple[Callable[[random.Random], str], str]]] = {
         (lambda r: _mixed(r, ALNUM, r.randrange(16, 33)), 'db_password = "{}"'),
         (lambda r: _mixed(r, ALNUM, 24), "client_secret: {}"),
     ],
+    "password-assignment": [
+        # letters only: no entropy rule sees these, a password key's literal value is still a password
+        (lambda r: _pick(r, string.ascii_lowercase, r.randrange(12, 25)), "password: {}"),
+        (lambda r: _pick(r, string.ascii_letters, 16), "DB_PASSWORD={}"),
+    ],
 }
 
 SECRET_RULES = tuple(sorted(_GENERATORS))

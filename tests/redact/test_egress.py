@@ -31,6 +31,7 @@ def _env_entry(token: Planted) -> tuple[str, str]:
     contextual = {
         "aws-secret-access-key": ("AWS_SECRET_ACCESS_KEY", token.secret),
         "generic-secret-assignment": ("DB_PASSWORD", token.secret),
+        "password-assignment": ("DB_PASSWORD", token.secret),
         "authorization-header": ("Authorization", f"Bearer {token.secret}"),
         "url-credentials": ("DATABASE_URL", f"postgres://{token.secret}@db.internal:5432/app"),
         "azure-storage-account-key": ("AZURE_STORAGE_CONNECTION_STRING", token.text),

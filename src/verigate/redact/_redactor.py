@@ -14,6 +14,7 @@ import attrs
 from .._errors import RuleError
 from ..rules import Match, Pack, RuleKind, RuleSet, load_pack
 from ._base import Category, Finding, RedactionResult
+from ._views import views
 
 if TYPE_CHECKING:
     from .._config import RedactionConfig
@@ -99,6 +100,23 @@ class RulePackRedactor:
         return cls.from_packs([*shipped, *(Path(path) for path in config.extra_packs)], manager=manager,
                               kinds=kinds)
 
+    def _scan(self, text: str) -> list[Match]:
+        """The matches in ``text`` and in its normalised views (ANSI removed, escapes decoded), each with its span
+        of ``text``, ordered by span; a view only adds a match the original scan did not already report."""
+        matches = list(self.ruleset.scan(text))
+        normalised = views(text)
+        if not normalised:
+            return matches
+        known = {(match.rule_id, match.start, match.end) for match in matches}
+        for view in normalised:
+            for match in self.ruleset.scan(view.text):
+                start, end = view.original_span(match.start, match.end)
+                if (match.rule_id, start, end) not in known:
+                    known.add((match.rule_id, start, end))
+                    matches.append(attrs.evolve(match, start=start, end=end))
+        matches.sort(key=lambda match: (match.start, match.end))
+        return matches
+
     def redact(self, text: str | bytes) -> RedactionResult:
         scanned = as_text(text)
         protected = [found.span() for found in PLACEHOLDER.finditer(scanned)] if "[REDACTED:" in scanned else []
@@ -106,7 +124,7 @@ class RulePackRedactor:
         def inside_placeholder(match: Match) -> bool:
             return any(start <= match.start and match.end <= end for start, end in protected)
 
-        matches = [match for match in self.ruleset.scan(scanned) if not inside_placeholder(match)]
+        matches = [match for match in self._scan(scanned) if not inside_placeholder(match)]
         if not matches:
             return RedactionResult(scanned)
         regions = _regions([match for match in matches if not match.suppressed])
