@@ -12,7 +12,7 @@ import attrs
 
 from . import _data
 from ._errors import ConfigError, InputError
-from ._yaml import LoadedYaml, load_yaml
+from ._yaml import LoadedYaml, load_yaml, read_yaml_file
 from .judge._base import JudgeCaps, JudgeConfig
 
 __all__ = [
@@ -142,10 +142,7 @@ def load_config(path_or_mapping: str | Path | Mapping[str, Any] | None = None) -
             return Config()
         path_or_mapping = default
     path = Path(path_or_mapping)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read configuration: {exc}", source=str(path)) from exc
+    text = read_yaml_file(path, error=ConfigError, what="configuration")
     loaded = load_yaml(text, str(path), error=ConfigError)
     if loaded.data is not None and not isinstance(loaded.data, Mapping):
         raise ConfigError("the configuration must be a mapping", source=str(path), line=1)

@@ -12,7 +12,7 @@ import fastjsonschema
 
 from .. import _data
 from .._errors import RuleError, SchemaError
-from .._yaml import LoadedYaml, load_yaml
+from .._yaml import LoadedYaml, load_yaml, read_yaml_file
 
 __all__ = [
     "COMMON_FIELDS",
@@ -163,10 +163,7 @@ def load_pack(path_or_name: str | Path) -> Pack:
     """Load a pack from a file path, or a shipped pack by name (``"secrets"`` → rules/secrets.yaml)."""
     if _looks_like_path(path_or_name):
         path = Path(path_or_name)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RuleError(f"cannot read rule pack: {exc}", source=str(path)) from exc
+        text = read_yaml_file(path, error=RuleError, what="rule pack")
         return load_pack_text(text, str(path))
     return _shipped_pack(str(path_or_name))
 

@@ -11,7 +11,7 @@ import attrs
 
 from .. import _data
 from .._errors import ConfigError, InputError
-from .._yaml import LoadedYaml, load_yaml
+from .._yaml import LoadedYaml, load_yaml, read_yaml_file
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -128,10 +128,7 @@ def load_trace_config(path_or_mapping: str | Path | Mapping[str, Any] | None = N
         text = _data.read_text("rules", DEFAULT_CONFIG_NAME)
     else:
         source = str(path_or_mapping)
-        try:
-            text = Path(path_or_mapping).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read the trace-grader configuration: {exc}", source=source) from exc
+        text = read_yaml_file(path_or_mapping, error=ConfigError, what="trace-grader configuration")
     loaded = load_yaml(text, source, error=ConfigError)
     if not isinstance(loaded.data, Mapping):
         raise ConfigError("the trace-grader configuration must be a mapping", source=source, line=1)
