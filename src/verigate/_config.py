@@ -24,6 +24,7 @@ __all__ = [
     "SelfGateConfig",
     "StoreConfig",
     "load_config",
+    "store_folder",
 ]
 
 DEFAULT_CONFIG_NAME = "verigate.yaml"
@@ -147,3 +148,14 @@ def load_config(path_or_mapping: str | Path | Mapping[str, Any] | None = None) -
     if loaded.data is not None and not isinstance(loaded.data, Mapping):
         raise ConfigError("the configuration must be a mapping", source=str(path), line=1)
     return build_config(loaded.data, str(path), loaded)
+
+
+def store_folder(config: Config, base: Path) -> Path | None:
+    """The folder holding the configured store file, a relative path being relative to ``base`` (the project or
+    the working directory); None for a store that is not a local file (``:memory:``, another scheme)."""
+    url = config.store.url
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    if path in ("", ":memory:") or "://" in path or (url.startswith("sqlite:") and path == url):
+        return None
+    folder = Path(path).parent
+    return folder if folder.is_absolute() else base / folder

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .._errors import VerigateError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "main", "one_line"]
 
 #: sub-command -> (module under verigate.cli exposing ``main(argv) -> int``, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -30,13 +30,40 @@ def _usage() -> str:
     width = max(len(name) for name in COMMANDS)
     lines = ["usage: verigate <command> [options]", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
-    lines += ["", "verigate <command> --help shows a command's options."]
+    lines += ["", "verigate <command> --help shows a command's options; verigate --debug <command> prints tracebacks."]
     return "\n".join(lines)
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: a message with line breaks (a YAML problem, a path) must stay one stderr line."""
+    return " | ".join(part.strip() for part in str(text).splitlines() if part.strip()) or "(no message)"
+
+
+def _internal_error(command: str, exc: BaseException, debug: bool) -> int:
+    """An exception that is not a VerigateError: one line naming it and the log, the traceback in the log (and on
+    stderr with --debug). Exit 2, like every error that means "could not run": never 1, 3, 10 or 11, which are
+    verdicts (rejected evidence, a tampered ledger, a CI signal) a crash must not be mistaken for."""
+    from .._errorlog import format_debug, log_exception
+
+    path = log_exception(exc, context=f"verigate {command}")
+    where = f"details in {path}" if path else "run with --debug for the traceback"
+    if debug:
+        print(format_debug(exc), end="", file=sys.stderr)
+    print(one_line(f"verigate {command}: internal error: {type(exc).__name__}: {exc} ({where})"), file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one sub-command; a VerigateError becomes its exit code with the message on stderr."""
+    """Run one sub-command; a VerigateError becomes its exit code with the message as one line on stderr, any
+    other exception is an internal error (exit 2, one line, the traceback in the error log)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from .._errorlog import debug_enabled
+
+    debug = debug_enabled()
+    while args and args[0] == "--debug":
+        debug = True
+        os.environ["VERIGATE_DEBUG"] = "1"  # the hooks and sub-commands read it from here
+        args.pop(0)
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0 if args else 2
@@ -49,11 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is None:
         print(f"verigate: unknown command {args[0]!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(f"{__name__}.{command[0]}")
     try:
+        module = importlib.import_module(f"{__name__}.{command[0]}")
         code: int = module.main(args[1:])
     except VerigateError as exc:
-        print(f"verigate {args[0]}: {exc}", file=sys.stderr)
+        if debug:
+            from .._errorlog import format_debug
+
+            print(format_debug(exc), end="", file=sys.stderr)
+        print(one_line(f"verigate {args[0]}: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -62,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except Exception as exc:
+        return _internal_error(args[0], exc, debug)
     return code
 
 
