@@ -16,6 +16,7 @@ A request that finds no scripted reply gets HTTP 599 ("unscripted"), so unexpect
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections import deque
@@ -31,6 +32,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "anthropic_message",
+    "delimiter_tag",
     "jev_answers",
     "openai_completion",
     "refused_url",
@@ -95,6 +97,13 @@ def verdict_json(
     )
 
 
+def delimiter_tag(user_prompt: str) -> str:
+    """The random tag of the data blocks in one judge user prompt (each call draws its own)."""
+    found = re.search(r"^<<<BEGIN request ([0-9a-f]{16,})>>>$", user_prompt, re.MULTILINE)
+    assert found is not None, "the prompt has no tagged request block"
+    return found.group(1)
+
+
 def openai_completion(content: str | None, *, model: str = "gpt-4o-mini") -> dict[str, Any]:
     """A chat.completion object whose one choice carries ``content``."""
     return {
@@ -114,15 +123,21 @@ def openai_completion(content: str | None, *, model: str = "gpt-4o-mini") -> dic
     }
 
 
-def anthropic_message(text: str, *, model: str = "claude-haiku-4-5") -> dict[str, Any]:
-    """A Messages API reply with one text block."""
+def anthropic_message(text: str, *, model: str = "claude-haiku-4-5",
+                      tool_input: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A Messages API reply with one text block, and a ``submit_verdict`` tool call when ``tool_input`` is given
+    (what a model answers under verigate's forced tool choice)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if tool_input is not None:
+        content.append({"type": "tool_use", "id": "toolu_loopback", "name": "submit_verdict",
+                        "input": dict(tool_input)})
     return {
         "id": "msg_loopback",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": "tool_use" if tool_input is not None else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 10},
     }
@@ -230,11 +245,20 @@ class JudgeServer:
         self.reply(Reply(status, body.encode() if isinstance(body, str) else body, content_type, delay_s))
 
     def reply_text(self, text: str, *, delay_s: float = 0.0) -> None:
-        """The model's reply text in this protocol's envelope (OpenAI and Anthropic only)."""
+        """The model's reply in this protocol's envelope (OpenAI and Anthropic only). For Anthropic, text that is
+        one JSON object becomes the forced ``submit_verdict`` tool call's input (as a model answers under a forced
+        tool choice); any other text is a text block, which verigate never reads a verdict from."""
         if self.protocol == "openai":
             self.reply_json(openai_completion(text), delay_s=delay_s)
         elif self.protocol == "anthropic":
-            self.reply_json(anthropic_message(text), delay_s=delay_s)
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                self.reply_json(anthropic_message("", tool_input=value), delay_s=delay_s)
+            else:
+                self.reply_json(anthropic_message(text), delay_s=delay_s)
         else:
             raise ValueError("a Jev server answers with jev_answers(...), not text")
 

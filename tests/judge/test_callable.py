@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from judge_servers import verdict_json
+from judge_servers import delimiter_tag, verdict_json
 from verigate import ConfigError, JudgeError
 from verigate.judge import ChatRequest, JudgeConfig
 
@@ -32,7 +32,8 @@ def test_sync_function(build_judge, make_request, run_judge) -> None:
     verdict = run_judge(_judge(build_judge, model), make_request())
     assert verdict.passed and verdict.effective_engine.startswith("llm_judge/callable:")
     [request] = seen
-    assert "<<<BEGIN final_answer>>>" in request.user and request.response_schema is not None
+    tag = delimiter_tag(request.user)
+    assert f"<<<BEGIN final_answer {tag}>>>" in request.user and request.response_schema is not None
 
 
 def test_async_function(build_judge, make_request, run_judge) -> None:

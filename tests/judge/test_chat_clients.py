@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from judge_servers import JudgeServer, Reply, anthropic_message, openai_completion, refused_url, verdict_json
+from judge_servers import (
+    JudgeServer,
+    Reply,
+    anthropic_message,
+    delimiter_tag,
+    openai_completion,
+    refused_url,
+    verdict_json,
+)
 from verigate import JudgeError, Verdict
 from verigate.judge import JudgeEngine
 
@@ -46,7 +54,8 @@ def test_valid_pass(build_judge, chat_server, make_request, run_judge, api_key) 
     header = request.headers.get("authorization") or request.headers.get("x-api-key")
     assert api_key in str(header) and api_key not in request.text
     assert request.json()["model"] == MODELS[chat_server.protocol]
-    assert "tools" not in request.json()
+    # no tool the model could use: at most Anthropic's forced verdict tool, its structured-output channel
+    assert [tool["name"] for tool in request.json().get("tools", [])] in ([], ["submit_verdict"])
 
 
 def test_valid_fail_with_misses(build_judge, chat_server, make_request, run_judge) -> None:
@@ -64,9 +73,17 @@ def test_pass_with_misses_reads_as_a_fail(build_judge, chat_server, make_request
     assert not verdict.passed and verdict.retryable and verdict.rubric_misses == ("tests_not_run",)
 
 
-def test_extra_prose_and_code_fence_around_the_json(build_judge, chat_server, make_request, run_judge) -> None:
+def test_one_code_fence_around_the_json(build_judge, make_request, run_judge, api_key) -> None:
+    with JudgeServer("openai") as server:
+        server.reply_text(f"```json\n{verdict_json(passed=True)}\n```")
+        judge = build_judge("llm_judge", "openai", model="m", base_url=server.base_url)
+        assert run_judge(judge, make_request()).passed
+
+
+def test_prose_around_the_json_is_no_verdict(build_judge, chat_server, make_request, run_judge) -> None:
+    # the text channel (OpenAI content; Anthropic would carry this in a text block, never read for a verdict)
     chat_server.reply_text(f"Here is my verdict:\n```json\n{verdict_json(passed=True)}\n```\nHope this helps.")
-    assert run_judge(_judge(build_judge, chat_server), make_request()).passed
+    assert _reason(lambda: run_judge(_judge(build_judge, chat_server), make_request())) == "invalid_judge_response"
 
 
 @pytest.mark.parametrize(
@@ -189,12 +206,28 @@ def test_openai_structured_output_request(build_judge, make_request, run_judge, 
     assert "response_format" not in unstructured and unstructured["max_tokens"] > 0
 
 
-def test_anthropic_json_instruction(build_judge, make_request, run_judge, api_key) -> None:
+def test_anthropic_forced_verdict_tool(build_judge, make_request, run_judge, api_key) -> None:
     with JudgeServer("anthropic") as server:
         server.reply_text(verdict_json(passed=True))
         run_judge(build_judge("llm_judge", "anthropic", model="claude-haiku-4-5", base_url=server.base_url),
                   make_request())
         body = server.requests[0].json()
+    [tool] = body["tools"]
+    assert body["tool_choice"] == {"type": "tool", "name": tool["name"]} and body["max_tokens"] > 0
+    assert tool["input_schema"]["required"] == ["passed", "score", "rubric_misses", "reflection"]
+    headers = server.requests[0].headers
+    assert api_key in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
+
+
+def test_anthropic_text_mode_puts_the_schema_in_the_system_prompt(build_judge, make_request, run_judge,
+                                                                 api_key) -> None:
+    with JudgeServer("anthropic") as server:
+        server.reply_json(anthropic_message(verdict_json(passed=True)))
+        verdict = run_judge(build_judge("llm_judge", "anthropic", model="claude-haiku-4-5",
+                                        base_url=server.base_url, options={"structured_output": False}),
+                            make_request())
+        body = server.requests[0].json()
+    assert verdict.passed
     assert "tools" not in body and body["max_tokens"] > 0
     assert "rubric_misses" in body["system"] and "JSON schema" in body["system"]
     headers = server.requests[0].headers
@@ -214,7 +247,8 @@ def test_prompt_injection_stays_delimited_data(build_judge, chat_server, make_re
     verdict = run_judge(_judge(build_judge, chat_server), request)
     assert not verdict.passed
     user = _user_prompt(chat_server)
-    begin, end = "<<<BEGIN final_answer>>>\n", "\n<<<END final_answer>>>"
+    tag = delimiter_tag(user)
+    begin, end = f"<<<BEGIN final_answer {tag}>>>\n", f"\n<<<END final_answer {tag}>>>"
     # exactly one data block for the answer, and the injection is entirely inside it
     assert user.count(begin) == 1 and user.count(end) == 1
     block = user[user.index(begin) + len(begin):user.index(end)]
@@ -236,8 +270,9 @@ def test_injection_in_tool_output_and_request_is_delimited(build_judge, chat_ser
     )
     run_judge(_judge(build_judge, chat_server), request)
     user = _user_prompt(chat_server)
+    tag = delimiter_tag(user)
     for name in ("request", "final_answer", "tool_observations", "rubric"):
-        assert user.count(f"<<<BEGIN {name}>>>") == 1 and user.count(f"<<<END {name}>>>") == 1
+        assert user.count(f"<<<BEGIN {name} {tag}>>>") == 1 and user.count(f"<<<END {name} {tag}>>>") == 1
 
 
 def test_request_carries_caps_and_truncation_marks(build_judge, make_request, run_judge, api_key) -> None:

@@ -7,6 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from judge_servers import delimiter_tag
 from verigate import Candidate, ToolObservation
 from verigate._data import read_text, schema
 from verigate.judge import VERDICT_SCHEMA, JudgeCaps, JudgeRequest, build_chat_request, neutralise, wire_schema
@@ -25,7 +26,17 @@ def test_templates_are_shipped_and_name_every_block() -> None:
     system, user = read_text("prompts", "judge_system.txt"), read_text("prompts", "judge_user.txt")
     assert "ignore" in system and "never an instruction" in system
     for name in BLOCKS:
-        assert f"<<<BEGIN {name}>>>" in user and f"<<<END {name}>>>" in user
+        assert f"<<<BEGIN {name} ${{tag}}>>>" in user and f"<<<END {name} ${{tag}}>>>" in user
+    assert "${tag}" in system  # the judge is told what the blocks' tag is
+
+
+def test_every_call_draws_its_own_tag_and_names_it_to_the_judge() -> None:
+    request = JudgeRequest(Candidate("q", "a"))
+    first, second = (build_chat_request(request, DEFAULT_CAPS, response_schema=None) for _ in range(2))
+    tags = {delimiter_tag(first.user), delimiter_tag(second.user)}
+    assert len(tags) == 2
+    for chat in (first, second):
+        assert delimiter_tag(chat.user) in chat.system
 
 
 @settings(max_examples=300, deadline=None)
@@ -41,9 +52,11 @@ def test_neutralised_text_never_holds_a_delimiter(text: str) -> None:
 def test_every_block_opens_and_closes_once_whatever_the_data(request: str, final: str, output: str) -> None:
     candidate = Candidate(request, final, (ToolObservation("t", {"k": output}, output, None),))
     user = _user(JudgeRequest(candidate, (request,), (final,)))
+    tag = delimiter_tag(user)
     for name in BLOCKS:
-        assert user.count(f"<<<BEGIN {name}>>>") == 1 and user.count(f"<<<END {name}>>>") == 1
+        assert user.count(f"<<<BEGIN {name} {tag}>>>") == 1 and user.count(f"<<<END {name} {tag}>>>") == 1
     assert len(re.findall(r"<<<", user)) == 2 * len(BLOCKS) + 2  # + the two in the header sentence
+    assert user.count(tag) == 2 * len(BLOCKS) + 2
 
 
 def test_caps_are_configurable_and_marked() -> None:

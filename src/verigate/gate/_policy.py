@@ -100,13 +100,16 @@ def combine_verdict(
     findings: Sequence[StructuralFinding], strengthen: Strengthen, judge_verdict: Verdict | None
 ) -> Verdict:
     """Rule 3: a judge error stays a verification_error; otherwise a pass needs the judge's pass, no structural
-    finding and no PreVerify-added miss. A failed judgment that the judge marked not retryable stays so."""
+    finding and no PreVerify-added miss. A failed judgment that the judge marked not retryable stays so.
+
+    A judge verdict that says ``passed`` but lists rubric misses contradicts itself and is read the fail-closed
+    way, whichever engine produced it: not passed."""
     if judge_verdict is not None and judge_verdict.is_verification_error:
         return judge_verdict
-    judge_passed = judge_verdict is not None and judge_verdict.passed
+    judge_passed = judge_verdict is not None and judge_verdict.passed and not judge_verdict.rubric_misses
     passed = judge_passed and not findings and not strengthen.additional_misses
     unfixable = any(not finding.fixable for finding in findings)
-    judge_allows_retry = judge_verdict is None or judge_verdict.passed or judge_verdict.retryable
+    judge_allows_retry = judge_verdict is None or judge_passed or judge_verdict.retryable
     return Verdict(
         passed=passed,
         rubric_misses=_unique(

@@ -26,6 +26,7 @@ from ._clients import (
     mapped_sdk_errors,
     option,
     read_capped,
+    reply_json,
     require_model,
     tls_context,
 )
@@ -33,7 +34,7 @@ from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
 from ._llm import LLMJudge
 from ._prompt import build_chat_request, neutralise, wire_schema
 from ._trust import check_trust
-from ._verdict import VERDICT_SCHEMA, extract_json_objects, parse_verdict
+from ._verdict import VERDICT_SCHEMA, parse_verdict, verdict_object_from_text
 
 __all__ = [
     "DEFAULT_JEV_MODEL",
@@ -58,7 +59,6 @@ __all__ = [
     "build_chat_request",
     "check_trust",
     "describe",
-    "extract_json_objects",
     "http_status_error",
     "in_daemon_thread",
     "is_loopback_url",
@@ -68,7 +68,9 @@ __all__ = [
     "option",
     "parse_verdict",
     "read_capped",
+    "reply_json",
     "require_model",
     "tls_context",
+    "verdict_object_from_text",
     "wire_schema",
 ]

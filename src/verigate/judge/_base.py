@@ -88,11 +88,16 @@ class ChatRequest:
 class ModelClient(Protocol):
     """A model client: one call, no tools; raises :class:`verigate.JudgeError` with a reason code on failure.
 
+    ``complete`` returns the verdict as the API delivered it: a mapping when the API has a structured field (a
+    forced tool call's ``input``; read with :func:`verigate.judge.reply_json` when it arrives as JSON text), or the
+    reply text, which must then be exactly one JSON object (optionally in one code fence) and nothing else —
+    never text to search for a verdict in.
+
     Reason codes: ``judge_transport_error``, ``judge_http_<status>``, ``judge_timeout``,
     ``invalid_judge_response`` (and engine-specific ones such as ``invalid_jev_response``).
     """
 
-    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str: ...
+    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]: ...
 
 
 @runtime_checkable

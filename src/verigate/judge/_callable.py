@@ -1,10 +1,10 @@
-"""The ``callable`` model client: a runtime passes its own model call as ``fn(ChatRequest) -> str``."""
+"""The ``callable`` model client: a runtime passes its own model call as ``fn(ChatRequest) -> str | Mapping``."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ConfigError, JudgeError
@@ -19,7 +19,8 @@ class CallableClient:
 
     A sync function runs in a worker thread so that a slow one cannot hold the gate past its deadline.
     A JudgeError from the function keeps its reason; any other exception is ``judge_transport_error``;
-    a reply that is not a string is ``invalid_judge_response``.
+    a reply that is neither a string (one JSON object) nor a mapping (the structured verdict object) is
+    ``invalid_judge_response``.
     """
 
     def __init__(self, config: JudgeConfig) -> None:
@@ -29,7 +30,7 @@ class CallableClient:
         name = getattr(self.function, "__qualname__", None) or type(self.function).__name__
         self.label = f"callable:{config.model or name}"
 
-    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
+    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]:
         timeout_s = bounded_timeout(timeout_s)
         try:
             async with asyncio.timeout(timeout_s):
@@ -45,7 +46,8 @@ class CallableClient:
             raise JudgeError("judge_timeout", f"the judge function did not answer within {timeout_s:g} s") from exc
         except Exception as exc:
             raise JudgeError("judge_transport_error", f"the judge function raised {describe(exc)}") from exc
-        if not isinstance(reply, str):
-            raise JudgeError("invalid_judge_response", f"the judge function returned {type(reply).__name__}, not str")
+        if not isinstance(reply, (str, Mapping)):
+            raise JudgeError("invalid_judge_response",
+                             f"the judge function returned {type(reply).__name__}, not str or a mapping")
         return reply
 

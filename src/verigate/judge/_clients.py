@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from .. import _json
 from .._errors import ConfigError, JudgeError
 from ._base import MAX_JUDGE_TIMEOUT_S, JudgeConfig
 
@@ -28,6 +29,7 @@ __all__ = [
     "mapped_sdk_errors",
     "option",
     "read_capped",
+    "reply_json",
     "require_model",
     "tls_context",
 ]
@@ -90,6 +92,15 @@ async def read_capped(chunks: AsyncIterator[bytes], limit: int, *, reason: str =
         if len(body) > limit:
             raise JudgeError(reason, f"the reply is larger than {limit} bytes")
     return bytes(body)
+
+
+def reply_json(body: bytes | str, *, reason: str = "invalid_judge_response", what: str = "the reply") -> Any:
+    """A server's reply body read with verigate's strict JSON reader: a repeated key (an envelope whose
+    ``content`` says FAIL and then PASS), NaN, a lone surrogate or deep nesting is JudgeError ``reason``."""
+    try:
+        return _json.loads(body, max_chars=DEFAULT_MAX_REPLY_BYTES * 4)
+    except _json.StrictJSONError as exc:
+        raise JudgeError(reason, f"{what} is not strict JSON: {exc.message}") from None
 
 
 def require_model(config: JudgeConfig, client: str) -> str:

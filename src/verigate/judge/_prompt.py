@@ -1,10 +1,15 @@
-"""The judge's view of a candidate: capped, truncation-marked, delimited data that cannot forge its delimiters."""
+"""The judge's view of a candidate: capped, truncation-marked, delimited data that cannot forge its delimiters.
+
+Each data block is fenced by ``<<<BEGIN name TAG>>>`` / ``<<<END name TAG>>>`` lines whose TAG is drawn at random for
+each call (and named to the judge in the prompt), so text the agent wrote — which is fixed before the call — cannot
+know it; runs of ``<<<`` / ``>>>`` inside the data are broken up as well."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
+import secrets
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -24,8 +29,10 @@ __all__ = [
     "wire_schema",
 ]
 
-#: data blocks open with ``<<<BEGIN name>>>`` and close with ``<<<END name>>>`` (prompts/judge_user.txt)
+#: data blocks open with ``<<<BEGIN name TAG>>>`` and close with ``<<<END name TAG>>>`` (prompts/judge_user.txt)
 DELIMITER = "<<<"
+#: random bytes of a call's delimiter tag (hex doubles them): far past guessing
+TAG_BYTES = 12
 _RUNS = re.compile(r"<{3,}|>{3,}")
 #: keywords every structured-output API accepts; the full schema is enforced locally after the reply
 _WIRE_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "description"})
@@ -118,7 +125,8 @@ def wire_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 def build_chat_request(
     request: JudgeRequest, caps: JudgeCaps, *, response_schema: Mapping[str, Any] | None
 ) -> ChatRequest:
-    """System and user prompt for one judgment; every piece of data is capped and neutralised."""
+    """System and user prompt for one judgment; every piece of data is capped, neutralised and fenced by this
+    call's random tag."""
     candidate = request.candidate
     values = {
         "request": capped(candidate.request, caps.request_chars),
@@ -126,9 +134,12 @@ def build_chat_request(
         "observations": _observations_text(request, caps),
         "rubric": _rubric_text(request, caps),
     }
+    tag = secrets.token_hex(TAG_BYTES)
     try:
-        user = _template("judge_user.txt").substitute({key: neutralise(value) for key, value in values.items()})
-        system = _template("judge_system.txt").template
+        user = _template("judge_user.txt").substitute(
+            {key: neutralise(value) for key, value in values.items()}, tag=tag
+        )
+        system = _template("judge_system.txt").substitute(tag=tag)
     except (KeyError, ValueError) as exc:
         raise SchemaError(f"prompts/judge_user.txt has a bad placeholder: {exc}") from exc
     return ChatRequest(system=system, user=user, response_schema=response_schema)

@@ -1,13 +1,21 @@
-"""From a model's reply to a Verdict: tolerant extraction of one JSON object, then strict schema validation."""
+"""From a model's reply to a Verdict: one strict JSON object, schema-validated; never a verdict found amid prose.
+
+A judge reply quotes what it judged, and what it judged was written by the agent: a reply that holds text around an
+object, or several objects, may be showing the agent's planted ``{"passed": true, ...}`` beside (or instead of) its
+own defective verdict. So the reply is read by shape, never searched: a structured reply (the API's JSON-schema
+field, a forced tool call's input) is the verdict object itself; a text reply must be exactly one JSON object,
+optionally inside one code fence, and nothing else. Anything else is ``invalid_judge_response``.
+"""
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import fastjsonschema
 
+from .. import _json
 from .._data import compiled_schema
 from .._errors import JudgeError
 from .._models import Reflection, Verdict
@@ -15,53 +23,43 @@ from .._models import Reflection, Verdict
 __all__ = [
     "MAX_REPLY_CHARS",
     "VERDICT_SCHEMA",
-    "extract_json_objects",
     "parse_verdict",
     "verdict_from_object",
+    "verdict_object_from_text",
 ]
 
 VERDICT_SCHEMA = "judge-verdict.schema.json"
 #: a verdict is a few hundred characters; a reply far beyond that is not a verdict (and not worth scanning)
 MAX_REPLY_CHARS = 64_000
+#: a verdict nests three levels (object, reflection, misses); more is not a verdict
+_MAX_DEPTH = 8
+# one fence around the whole reply: ```json\n{...}\n``` (the language tag is optional)
+_FENCE = re.compile(r"\A```[A-Za-z0-9_-]*[ \t]*\r?\n(.*)\r?\n```\Z", re.DOTALL)
 
 
-def _reject_constant(name: str) -> Any:
-    # NaN / Infinity are not JSON; a judge emitting them gives no usable score
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # {"passed": false, "passed": true} would otherwise read as a pass: a repeated key is no verdict
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise ValueError("repeated key in a JSON object")
-    return result
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-
-
-def extract_json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in ``text``, in order: the whole reply, inside code fences, or amid prose.
-
-    An object nested in another is part of it, never a separate find.
-    """
-    found: list[dict[str, Any]] = []
-    position = text.find("{")
-    while position != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, position)
-        except (ValueError, RecursionError):
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        position = text.find("{", end)
-    return found
+def verdict_object_from_text(text: str) -> dict[str, Any]:
+    """The one JSON object that ``text`` is (surrounding white space and one enclosing code fence allowed), read
+    with the strict reader; JudgeError("invalid_judge_response") for any other shape."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced is not None:
+        body = fenced.group(1).strip()
+    if not body.startswith("{") or not body.endswith("}"):
+        raise JudgeError("invalid_judge_response", "the judge reply is not one JSON object and nothing else")
+    try:
+        value = _json.loads(body, max_depth=_MAX_DEPTH, max_chars=MAX_REPLY_CHARS)
+    except _json.StrictJSONError as exc:
+        raise JudgeError("invalid_judge_response", f"the judge reply is not one strict JSON object: {exc}") \
+            from None
+    if not isinstance(value, dict):  # unreachable for "{...}" text; kept for the type
+        raise JudgeError("invalid_judge_response", "the judge reply is not a JSON object")
+    return value
 
 
 def _validate(candidate: dict[str, Any]) -> str | None:
     """None when ``candidate`` is a valid verdict object, else why not."""
+    if not all(isinstance(key, str) for key in candidate):
+        return "verdict: keys must be strings"
     try:
         compiled_schema(VERDICT_SCHEMA)(candidate)
     except fastjsonschema.JsonSchemaValueException as exc:
@@ -92,29 +90,21 @@ def verdict_from_object(data: Mapping[str, Any], *, engine: str, effective_engin
 def parse_verdict(reply: object, *, engine: str, effective_engine: str) -> Verdict:
     """The Verdict in a model reply, or JudgeError("invalid_judge_response") saying why there is none.
 
-    Exactly one distinct schema-valid verdict object must be present: none, or several that disagree (e.g. an
-    echoed injection followed by the real verdict), is invalid — never a pass.
+    ``reply`` is what a :class:`~verigate.judge.ModelClient` returned: a mapping read from the API's structured
+    field (taken as the verdict object itself), or text that must be exactly one JSON object (see the module
+    docstring). The object must match ``schemas/judge-verdict.schema.json`` (no extra key, score in 0..1, ...).
     """
-    if not isinstance(reply, str):
+    if isinstance(reply, str):
+        if len(reply) > MAX_REPLY_CHARS:
+            raise JudgeError(
+                "invalid_judge_response", f"the judge reply has {len(reply)} characters (limit {MAX_REPLY_CHARS})"
+            )
+        candidate: Mapping[str, Any] = verdict_object_from_text(reply)
+    elif isinstance(reply, Mapping):
+        candidate = reply
+    else:
         raise JudgeError("invalid_judge_response", f"the judge reply is {type(reply).__name__}, not text")
-    if len(reply) > MAX_REPLY_CHARS:
-        raise JudgeError(
-            "invalid_judge_response", f"the judge reply has {len(reply)} characters (limit {MAX_REPLY_CHARS})"
-        )
-    objects = extract_json_objects(reply)
-    if not objects:
-        raise JudgeError("invalid_judge_response", "the judge reply holds no JSON object")
-    valid: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for candidate in objects:
-        problem = _validate(candidate)
-        if problem is None:
-            if candidate not in valid:
-                valid.append(candidate)
-        else:
-            problems.append(problem)
-    if not valid:
-        raise JudgeError("invalid_judge_response", f"the judge reply is not a valid verdict: {problems[0]}")
-    if len(valid) > 1:
-        raise JudgeError("invalid_judge_response", f"the judge reply holds {len(valid)} different verdicts")
-    return verdict_from_object(valid[0], engine=engine, effective_engine=effective_engine)
+    problem = _validate(dict(candidate))
+    if problem is not None:
+        raise JudgeError("invalid_judge_response", f"the judge reply is not a valid verdict: {problem}")
+    return verdict_from_object(candidate, engine=engine, effective_engine=effective_engine)

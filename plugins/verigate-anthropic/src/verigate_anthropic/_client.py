@@ -1,10 +1,15 @@
-"""One tool-free Messages API call through the official ``anthropic`` SDK, every failure mapped to a reason."""
+"""One Messages API call through the official ``anthropic`` SDK, every failure mapped to a reason.
+
+The verdict is asked for as a forced call of one tool (``tool_choice`` names it) whose ``input_schema`` is the
+verdict schema, and read from that tool call's ``input`` only: text blocks around it, which may quote what the agent
+wrote, are never searched for a verdict. The tool is never run; it is the API's structured-output channel."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -20,6 +25,7 @@ from verigate.judge import (
     mapped_sdk_errors,
     option,
     read_capped,
+    reply_json,
     require_model,
     tls_context,
 )
@@ -29,12 +35,15 @@ __all__ = ["DEFAULT_KEY_ENV", "AnthropicClient"]
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 #: sent to a local Anthropic-compatible server that needs no key (the SDK refuses to run without one)
 LOCAL_PLACEHOLDER_KEY = "verigate-local-no-key"
+#: the one tool the model is made to call; its input is the verdict
+VERDICT_TOOL = "submit_verdict"
 
 
 class AnthropicClient:
-    """``client: anthropic``. The JSON shape is asked for in the system prompt (tool-free JSON instruction): the
-    verdict schema is appended to it. Options: ``max_retries`` (int, default 0; inside the judge deadline),
-    ``max_reply_bytes`` (int, default 1 000 000).
+    """``client: anthropic``. Options: ``structured_output`` (bool, default true: the forced ``submit_verdict``
+    tool call; false: the schema is appended to the system prompt and the reply text must be exactly one JSON
+    object — for Anthropic-compatible servers without tool use), ``max_retries`` (int, default 0; inside the judge
+    deadline), ``max_reply_bytes`` (int, default 1 000 000).
     """
 
     def __init__(self, config: JudgeConfig) -> None:
@@ -42,6 +51,7 @@ class AnthropicClient:
         self.model = require_model(config, "anthropic")
         self.base_url = config.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self.key_env = config.api_key_env or DEFAULT_KEY_ENV
+        self.structured_output = option(config, "structured_output", bool, True)
         self.max_retries = option(config, "max_retries", int, 0)
         self.max_reply_bytes = option(config, "max_reply_bytes", int, DEFAULT_MAX_REPLY_BYTES)
         self.label = f"anthropic:{self.model}"
@@ -54,19 +64,32 @@ class AnthropicClient:
             return LOCAL_PLACEHOLDER_KEY
         raise JudgeError("missing_judge_key", f"the judge needs an API key in ${self.key_env}")
 
+    def _forced_tool(self, request: ChatRequest) -> bool:
+        return self.structured_output and request.response_schema is not None
+
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
         system = request.system
-        if request.response_schema is not None:
-            schema = json.dumps(request.response_schema, separators=(",", ":"))
-            system = f"{system}\n\nThe JSON object must match this JSON schema: {schema}"
-        return {
+        arguments: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_output_tokens,
-            "system": system,
             "messages": [{"role": "user", "content": request.user}],
         }
+        if self._forced_tool(request):
+            assert request.response_schema is not None
+            system = f"{system}\n\nGive your verdict by calling the tool {VERDICT_TOOL} (its input is the JSON object)."
+            arguments["tools"] = [{
+                "name": VERDICT_TOOL,
+                "description": "Record the one verdict of this judgment.",
+                "input_schema": dict(request.response_schema),
+            }]
+            arguments["tool_choice"] = {"type": "tool", "name": VERDICT_TOOL}
+        elif request.response_schema is not None:
+            schema = json.dumps(request.response_schema, separators=(",", ":"))
+            system = f"{system}\n\nThe JSON object must match this JSON schema: {schema}"
+        arguments["system"] = system
+        return arguments
 
-    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
+    async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]:
         timeout_s = bounded_timeout(timeout_s)
         client = anthropic.AsyncAnthropic(
             api_key=self._api_key(),
@@ -87,20 +110,34 @@ class AnthropicClient:
                         body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
         finally:
             await client.close()
-        return _message_text(body)
+        blocks = _content_blocks(body)
+        return _tool_input(blocks) if self._forced_tool(request) else _message_text(blocks)
 
 
-def _message_text(body: bytes) -> str:
-    """The text blocks of a Messages API reply, joined; anything else is ``invalid_judge_response``."""
-    try:
-        data = json.loads(body)
-        blocks = data["content"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise JudgeError("invalid_judge_response", "the reply is not a Messages API message") from exc
+def _content_blocks(body: bytes) -> list[Any]:
+    """The content blocks of a Messages API reply (read strictly); anything else is ``invalid_judge_response``."""
+    data = reply_json(body)
+    blocks = data.get("content") if isinstance(data, dict) else None
+    if not isinstance(blocks, list):
+        raise JudgeError("invalid_judge_response", "the reply is not a Messages API message")
     if data.get("stop_reason") == "refusal":
         raise JudgeError("invalid_judge_response", "the model refused to judge")
-    if not isinstance(blocks, list):
-        raise JudgeError("invalid_judge_response", "the reply content is not a list of blocks")
+    return blocks
+
+
+def _tool_input(blocks: list[Any]) -> Mapping[str, Any]:
+    """The input of the one ``submit_verdict`` tool call: none, or several, is no verdict."""
+    calls = [block for block in blocks if isinstance(block, dict) and block.get("type") == "tool_use"]
+    if len(calls) != 1 or calls[0].get("name") != VERDICT_TOOL:
+        raise JudgeError("invalid_judge_response", f"the reply has {len(calls)} tool calls, not one {VERDICT_TOOL}")
+    verdict = calls[0].get("input")
+    if not isinstance(verdict, dict):
+        raise JudgeError("invalid_judge_response", "the verdict tool call has no input object")
+    return verdict
+
+
+def _message_text(blocks: list[Any]) -> str:
+    """The text blocks of a Messages API reply, joined; anything else is ``invalid_judge_response``."""
     text = "".join(
         block["text"] for block in blocks
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)

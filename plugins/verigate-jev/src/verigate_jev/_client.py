@@ -21,6 +21,7 @@ from verigate.judge import (
     in_daemon_thread,
     is_loopback_url,
     option,
+    reply_json,
     tls_context,
 )
 
@@ -95,10 +96,7 @@ class JevClient:
             raise http_status_error(status)
         if len(reply) > self.max_reply_bytes:
             raise JudgeError("invalid_jev_response", f"the reply is larger than {self.max_reply_bytes} bytes")
-        try:
-            data = json.loads(reply)
-        except ValueError as exc:
-            raise JudgeError("invalid_jev_response", "the reply is not JSON") from exc
+        data = reply_json(reply, reason="invalid_jev_response")
         if not isinstance(data, dict):
             raise JudgeError("invalid_jev_response", "the reply is not a JSON object")
         return data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from typing import Any
 
@@ -20,6 +19,7 @@ from verigate.judge import (
     mapped_sdk_errors,
     option,
     read_capped,
+    reply_json,
     require_model,
     tls_context,
 )
@@ -110,10 +110,10 @@ class OpenAIClient:
 
 def _message_content(body: bytes) -> str:
     """The assistant text of a chat.completion body; anything else is ``invalid_judge_response``."""
+    data = reply_json(body)
     try:
-        data = json.loads(body)
         message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
+    except (KeyError, IndexError, TypeError) as exc:
         raise JudgeError("invalid_judge_response", "the reply is not a chat completion") from exc
     if not isinstance(message, dict):
         raise JudgeError("invalid_judge_response", "the reply has no message")
