@@ -1,10 +1,18 @@
-"""``verigate hook <host> <event>``: thin host wrappers (stdin JSON -> verigate -> host JSON)."""
+"""``verigate hook <host> <event>``: thin host wrappers (stdin JSON -> verigate -> host JSON), answering in time.
+
+The watchdog is armed before the hook's module is imported: whatever the input does to the hook (a hang in the
+configuration, the transcript, a plug-in, stdin that never ends), the host gets the fail-closed answer below
+before its own timeout would let the action through.
+"""
 
 from __future__ import annotations
 
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+from ..hooks._protocol import DEADLINE_ENV, HookAnswer, arm_watchdog, run_hook, watchdog_deadline_s
 
 #: (host, event) -> "module:function" under verigate.hooks; the function is ``main() -> int``
 EVENTS: dict[tuple[str, str], str] = {
@@ -16,6 +24,30 @@ EVENTS: dict[tuple[str, str], str] = {
     ("codex", "user-prompt-submit"): "verigate.hooks._selfgate_hooks:codex_user_prompt_submit",
     ("codex", "stop"): "verigate.hooks._stop:codex_stop",
 }
+STOP_EVENTS = frozenset({"stop", "subagent-stop"})
+
+
+def deadline_answer(host: str, event: str, seconds: float) -> HookAnswer:
+    """The watchdog's answer: the hook gave none within ``seconds``."""
+    return fail_closed_answer(host, event, f"verigate hook deadline: no answer within {seconds:g} s (see "
+                                           f"{DEADLINE_ENV})")
+
+
+def fail_closed_answer(host: str, event: str, reason: str) -> HookAnswer:
+    """Each event's documented fail-closed answer for an error the hook cannot recover from, without anything
+    that needs the store or the configuration (which may be what hangs or fails)."""
+    reason = f"{reason}; verigate fails closed ({host} {event})"
+    if event == "pre-tool-use":  # exit 2 with the reason on stderr: both hosts block the tool call
+        return 2, None, f"{reason}: the tool call is refused"
+    if event == "user-prompt-submit":  # as on an internal error when the mode is unknown: refuse the prompt
+        return 0, {"decision": "block", "reason": f"{reason}: the prompt is refused; submit it again"}, ""
+    # Stop / SubagentStop: as when the gate's time budget is exhausted — hand over to a person, marked unverified,
+    # never a block (a hang that persists would block every Stop: a loop)
+    headline = "EXTERNAL_VERIFICATION_REQUIRED: verigate ran out of time"
+    return 0, {"continue": False, "stopReason": headline,
+               "systemMessage": f"{headline}. The agent's last answer is NOT verified ({reason}). Do not rely on "
+                                "it until a person has checked it; no review could be stored, the answer stays in "
+                                "the transcript."}, ""
 
 
 def main(argv: Sequence[str]) -> int:
@@ -23,7 +55,18 @@ def main(argv: Sequence[str]) -> int:
         known = ", ".join(f"{host} {event}" for host, event in EVENTS)
         print(f"usage: verigate hook <host> <event>   (one of: {known})", file=sys.stderr)
         return 2
-    module_name, function_name = EVENTS[(argv[0], argv[1])].split(":")
-    function = getattr(importlib.import_module(module_name), function_name)
+    host, event = argv
+    seconds = watchdog_deadline_s("stop" if event in STOP_EVENTS else "tool")
+    arm_watchdog(seconds, deadline_answer(host, event, seconds))
+    module_name, function_name = EVENTS[(host, event)].split(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except Exception as exc:  # a broken installation still answers in the host's format
+        failure = exc
+
+        def handler(_data: dict[str, Any]) -> HookAnswer:
+            raise failure
+
+        return run_hook(handler, lambda reason: fail_closed_answer(host, event, reason))
     code: int = function()
     return code

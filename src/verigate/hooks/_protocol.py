@@ -1,28 +1,169 @@
-"""Host hook I/O shared by every wrapper: read stdin JSON, answer in the host's JSON, fail closed."""
+"""Host hook I/O shared by every wrapper: read stdin JSON (strictly, bounded), answer in the host's JSON, fail closed,
+and answer in time.
+
+Hosts let an action through when a hook exits 1, crashes, prints what they cannot parse, or outlives the host's
+``timeout``. The first three are handled by :func:`run_hook`; the last by a :class:`Watchdog` that ``verigate hook``
+arms before anything else: a daemon thread that, at the hook's deadline, writes the fail-closed answer prepared in
+advance and ends the process with ``os._exit``. One lock decides who answers, so the hook's own answer and the
+watchdog's are never both written.
+
+A thread cannot interrupt C code that holds the GIL (a regular expression backtracking inside ``re``, say): the
+watchdog bounds everything written in Python, which is everything verigate itself runs.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from .._errors import InputError
+from .._errors import InputError, VerigateError
+from .._json import DEFAULT_MAX_DEPTH, StrictJSONError, loads
 
-__all__ = ["HookAnswer", "Host", "read_hook_input", "run_hook"]
+__all__ = [
+    "DEADLINE_ENV",
+    "MAX_HOOK_STDIN_BYTES",
+    "MAX_STOP_GRACE_S",
+    "STOP_BUDGET_DEFAULT_S",
+    "TOOL_HOOK_DEADLINE_S",
+    "HookAnswer",
+    "Host",
+    "Watchdog",
+    "arm_watchdog",
+    "hook_budget_s",
+    "hook_started",
+    "read_hook_input",
+    "run_hook",
+    "watchdog_deadline_s",
+]
 
 Host = Literal["claude-code", "codex"]
 #: (exit code, stdout JSON or None, stderr text)
 HookAnswer = tuple[int, Mapping[str, Any] | None, str]
 
+#: the Stop hook's whole budget in seconds (it reads the same variable; see hooks/_stop.py)
+DEADLINE_ENV = "VERIGATE_HOOK_DEADLINE_S"
+#: the Stop hook's default budget: below the examples' Stop timeout (180 s) and the hosts' default (600 s)
+STOP_BUDGET_DEFAULT_S = 150.0
+#: PreToolUse and UserPromptSubmit answer within this (or the budget, when smaller): below Claude Code's former
+#: default command-hook timeout (60 s) and the examples' 150 s; these hooks call no judge
+TOOL_HOOK_DEADLINE_S = 50.0
+#: the Stop watchdog fires this long after the budget (at most a quarter of it): the Stop hook's own time keeping
+#: stops work before the budget ends and files a review; the watchdog is the backstop when that cannot run
+MAX_STOP_GRACE_S = 5.0
+#: hook stdin larger than this is refused (read at most this + 1 bytes); host inputs are a few KB
+MAX_HOOK_STDIN_BYTES = 8 * 1024 * 1024
+
+#: the watchdog of this process, when ``verigate hook`` armed one
+_watchdog: Watchdog | None = None
+
+
+def hook_budget_s(environ: Mapping[str, str] | None = None) -> float:
+    """``VERIGATE_HOOK_DEADLINE_S`` in seconds, or the default when it is unset or invalid (the Stop hook reports
+    an invalid value itself; the watchdog must protect either way)."""
+    text = (os.environ if environ is None else environ).get(DEADLINE_ENV, "").strip()
+    try:
+        value = float(text) if text else STOP_BUDGET_DEFAULT_S
+    except ValueError:
+        return STOP_BUDGET_DEFAULT_S
+    return value if math.isfinite(value) and value > 0 else STOP_BUDGET_DEFAULT_S
+
+
+def watchdog_deadline_s(kind: Literal["stop", "tool"], environ: Mapping[str, str] | None = None) -> float:
+    """Seconds from the hook's start until the watchdog answers: a Stop hook's budget plus a grace of at most
+    :data:`MAX_STOP_GRACE_S`; a tool or prompt hook's budget capped at :data:`TOOL_HOOK_DEADLINE_S`."""
+    budget = hook_budget_s(environ)
+    if kind == "stop":
+        return budget + min(MAX_STOP_GRACE_S, budget / 4)
+    return min(budget, TOOL_HOOK_DEADLINE_S)
+
+
+class Watchdog:
+    """Answers ``answer`` at ``started + seconds`` unless the hook claimed the answer first; either way the process
+    ends by then (a hook that answered but lingers — a plug-in's thread — would otherwise reach the host's timeout).
+    The answer is encoded when armed: at the deadline nothing is imported or computed (the main thread may hold
+    the import lock)."""
+
+    def __init__(self, seconds: float, answer: HookAnswer, *, exit_: Callable[[int], Any] = os._exit) -> None:
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
+        code, payload, message = answer
+        self._code = code if code != 1 else 2
+        self._stdout = (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii") if payload is not None else b""
+        self._stderr = (message.rstrip("\n") + "\n").encode("utf-8", "backslashreplace") if message else b""
+        self._exit = exit_
+        self._lock = threading.Lock()
+        self._owner: str | None = None
+        self._answered_code: int | None = None
+        self._thread = threading.Thread(target=self._run, name="verigate-hook-watchdog", daemon=True)
+
+    def start(self) -> Watchdog:
+        self._thread.start()
+        return self
+
+    def claim(self) -> bool:
+        """The hook's own answer may be written (True) or the watchdog is already writing its own (False)."""
+        with self._lock:
+            if self._owner is None:
+                self._owner = "hook"
+            return self._owner == "hook"
+
+    def answered(self, code: int) -> None:
+        """The hook's answer is written; ``code`` is what the process will exit with."""
+        self._answered_code = code
+
+    def _run(self) -> None:
+        time.sleep(max(0.0, self.deadline - time.monotonic()))
+        with self._lock:
+            mine = self._owner is None
+            if mine:
+                self._owner = "watchdog"
+        if not mine:  # the hook answered (or is writing its answer) and the process is still here: end it
+            self._exit(2 if self._answered_code is None else self._answered_code)
+            return
+        try:
+            for descriptor, data in ((1, self._stdout), (2, self._stderr)):
+                while data:
+                    data = data[os.write(descriptor, data):]
+        except OSError:  # an answer that cannot be written: exit 2 still blocks
+            self._exit(2)
+            return
+        self._exit(self._code)
+
+
+def arm_watchdog(seconds: float, answer: HookAnswer) -> Watchdog:
+    """Start this process's watchdog (``verigate hook`` does, first thing); :func:`run_hook` then claims the
+    answer before writing it."""
+    global _watchdog
+    _watchdog = Watchdog(seconds, answer).start()
+    return _watchdog
+
+
+def hook_started() -> float | None:
+    """:func:`time.monotonic` when this process's watchdog was armed (None outside ``verigate hook``): the
+    moment a hook's own time budget should count from, since the watchdog counts from it."""
+    return _watchdog.started if _watchdog is not None else None
+
 
 def read_hook_input(stream: TextIO) -> dict[str, Any]:
-    """The hook's stdin as a JSON object; anything else is an InputError naming the problem."""
-    raw = stream.read()
+    """The hook's stdin as one strict JSON object (no repeated key, NaN, lone surrogate, nesting past 64 levels,
+    at most :data:`MAX_HOOK_STDIN_BYTES`); anything else is an InputError naming the problem."""
+    buffer = getattr(stream, "buffer", None)
+    raw: str | bytes = (buffer.read(MAX_HOOK_STDIN_BYTES + 1) if buffer is not None
+                        else stream.read(MAX_HOOK_STDIN_BYTES + 1))
+    if len(raw) > MAX_HOOK_STDIN_BYTES:
+        raise StrictJSONError("size", f"hook stdin is larger than {MAX_HOOK_STDIN_BYTES} bytes", source="<stdin>")
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"hook stdin is not JSON: {exc.msg}", source="<stdin>", line=exc.lineno) from exc
+        data = loads(raw, max_depth=DEFAULT_MAX_DEPTH, max_chars=MAX_HOOK_STDIN_BYTES, source="<stdin>")
+    except StrictJSONError as exc:
+        text = "hook stdin is not JSON" if exc.kind == "syntax" else f"hook stdin refused ({exc.kind})"
+        raise StrictJSONError(exc.kind, f"{text}: {exc.message}", source="<stdin>") from None
     if not isinstance(data, dict):
         raise InputError("hook stdin must be a JSON object", source="<stdin>")
     return data
@@ -34,6 +175,27 @@ def _write_text(stream: TextIO, text: str) -> None:
     except UnicodeEncodeError:
         stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
     stream.flush()
+
+
+def _project_of(data: Mapping[str, Any] | None) -> Path | None:
+    """Where the error log belongs: the host's project (``CLAUDE_PROJECT_DIR``, else the input's ``cwd``)."""
+    folder = os.environ.get("CLAUDE_PROJECT_DIR") or (data or {}).get("cwd")
+    return Path(folder) if isinstance(folder, str) and folder else None
+
+
+def _reason(exc: BaseException, data: Mapping[str, Any] | None, stderr: TextIO) -> str:
+    """One line for the host; an unexpected exception's traceback goes to the error log (and, with
+    ``VERIGATE_DEBUG=1``, to stderr), never to stderr by default: hosts hand stderr to the model."""
+    reason = f"verigate hook error: {type(exc).__name__}: {exc}"
+    if not isinstance(exc, VerigateError):
+        from .._errorlog import debug_enabled, format_debug, log_exception
+
+        path = log_exception(exc, _project_of(data), context="verigate hook")
+        if path is not None:
+            reason = f"{reason} (details in {path})"
+        if debug_enabled():
+            _write_text(stderr, format_debug(exc))
+    return " | ".join(part for part in reason.splitlines() if part.strip())
 
 
 def run_hook(
@@ -49,19 +211,20 @@ def run_hook(
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    data: dict[str, Any] | None = None
     try:
-        code, payload, message = handler(read_hook_input(stdin))
+        data = read_hook_input(stdin)
+        code, payload, message = handler(data)
     except BaseException as exc:  # fail closed on anything: bugs, a plug-in's sys.exit(0),
         # asyncio.CancelledError, KeyboardInterrupt; each would otherwise end the process in a host-"proceed" state
-        reason = f"verigate hook error: {type(exc).__name__}: {exc}"
-        if not isinstance(exc, InputError):
-            import traceback  # only on this path: the module costs milliseconds on every hook call
-
-            traceback.print_exception(exc, file=stderr)
+        reason = _reason(exc, data, stderr)
         try:
             code, payload, message = on_internal_error(reason)
         except BaseException:  # the error answer itself failed: block with the plain reason
             code, payload, message = 2, None, reason
+    code = code if code != 1 else 2  # exit 1 is fail-open for the hosts: never use it
+    if _watchdog is not None and not _watchdog.claim():
+        threading.Event().wait()  # the watchdog is writing its answer and ends the process; never write a second
     try:
         if payload is not None:
             # ASCII JSON (\u escapes): a host pipe in a legacy code page must never make the answer unwritable
@@ -70,5 +233,7 @@ def run_hook(
         if message:
             _write_text(stderr, message.rstrip("\n") + "\n")
     except BaseException:  # an answer that cannot be written is no answer: block
-        return 2
-    return code if code != 1 else 2  # exit 1 is fail-open for the hosts: never use it
+        code = 2
+    if _watchdog is not None:
+        _watchdog.answered(code)
+    return code
