@@ -41,7 +41,8 @@ from .._plugins import PluginManager, create_manager, handlers, merged_registry
 from ..judge._base import JudgeConfig, JudgeEngine, JudgeRequest
 from ..redact._base import RedactionResult
 from ..redact._egress import Egress
-from ..store._base import Store
+from ..store._base import SessionRecord, Store
+from ._containment import contain, deferring_interrupts
 from ._convert import parse_candidate, unstructure
 from ._policy import (
     Decision,
@@ -52,7 +53,7 @@ from ._policy import (
     post_verify_action,
     unite_strengthen,
 )
-from ._stages import cancelled_from_outside, is_own_bounded, read_only, run_stage, run_structural
+from ._stages import is_own_bounded, read_only, run_stage, run_structural
 
 __all__ = [
     "PENDING_STATUS",
@@ -141,7 +142,8 @@ class _Records:
         except StoreError as exc:
             self.store_failed = True
             self.failed(what, exc)
-        except Exception as exc:  # records are best effort whatever the store raises
+        except BaseException as exc:  # records are best effort whatever the store raises
+            contain(exc)
             self.failed(what, exc)
 
     def clean(self, value: Any) -> Any:
@@ -158,7 +160,8 @@ class _Records:
         """``build()``, or None (logged, reported) when a redactor failed while building it."""
         try:
             return build()
-        except Exception as exc:  # nothing unredacted is ever written: the record is dropped
+        except BaseException as exc:  # nothing unredacted is ever written: the record is dropped
+            contain(exc)
             self.failed(f"{what} (redaction)", exc)
             return None
 
@@ -316,7 +319,11 @@ class Gate:
                                      field="termination")
             if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, (int, float))):
                 raise InputError("deadline must be a time.monotonic() value (a number) or None", field="deadline")
-            return await self._finalize(candidate, termination, deadline, _SKIP.get())
+            with deferring_interrupts() as interrupts:
+                result = await self._finalize(candidate, termination, deadline, _SKIP.get())
+            if interrupts:  # a plug-in's KeyboardInterrupt, raised now that the decision and candidate are stored
+                raise interrupts[0]
+            return result
         finally:
             _SKIP.reset(token)
 
@@ -408,10 +415,15 @@ class Gate:
         lower than the caller's), else the caller's — and then a new request begins in that session."""
         try:
             session = self.store.get_session(candidate.session_id)
-        except Exception as exc:  # unreadable store: the caller's number still bounds the budget
+        except BaseException as exc:  # unreadable store: the caller's number still bounds the budget
+            contain(exc)
             records.failed("get_session", exc)
             return candidate.attempt
         if session is None:
+            return candidate.attempt
+        checked: object = session  # a store plug-in may break its contract: its types are checked, not trusted
+        if not isinstance(checked, SessionRecord):
+            records.failed("get_session", TypeError(f"returned {type(session).__name__}, not a SessionRecord"))
             return candidate.attempt
         if session.state == "running" and session.follow_up:
             return max(candidate.attempt, session.attempt)
@@ -422,8 +434,10 @@ class Gate:
     def _redact(candidate: Candidate, egress: Egress) -> _Redacted:
         try:
             redacted, findings = egress.candidate(candidate)
-        except Exception as exc:  # fail closed: nothing unredacted leaves the process
-            log.error("redaction failed; the candidate is withheld from the judge and the store: %s", exc)
+        except BaseException as exc:  # fail closed: nothing unredacted leaves the process
+            log.error("redaction failed; the candidate is withheld from the judge and the store: %s",
+                      type(exc).__name__)
+            contain(exc)
             withheld = attrs.evolve(
                 candidate, request=WITHHELD, final_text=WITHHELD, tool_calls=(), requirements=(), usage={}
             )
@@ -446,8 +460,9 @@ class Gate:
         try:
             extra = [egress.text(text) for text in strengthen.requirements]
             known_misses = tuple(egress.text(code).text for code in strengthen.additional_misses)
-        except Exception as exc:  # a redactor failed on a hook's requirement
-            log.error("redaction of PreVerify requirements failed: %s", exc)
+        except BaseException as exc:  # a redactor failed on a hook's requirement
+            contain(exc)
+            log.error("redaction of PreVerify requirements failed: %s", type(exc).__name__)
             return Verdict.verification_error("redaction_error", engine=engine)
         personal = redacted.personal_data or any(result.personal_data for result in extra)
         if personal and config.trust == "auxiliary":
@@ -478,13 +493,8 @@ class Gate:
             if reason == "judge_timeout" and bounded_by_deadline:
                 reason = "verification_time_budget_exhausted"
             return Verdict.verification_error(reason, engine=engine)
-        except asyncio.CancelledError:
-            if cancelled_from_outside():
-                raise
-            log.error("judge engine %s raised CancelledError on its own", engine)
-            return Verdict.verification_error("judge_error", engine=engine)
-        except Exception as exc:  # an engine's bug is an unusable judgment, never a pass
-            log.error("judge engine %s failed: %s: %s", engine, type(exc).__name__, exc)
+        except BaseException as exc:  # an engine's bug (SystemExit included) is an unusable judgment, never a pass
+            log.error("judge engine %s failed: %s", engine, contain(exc))
             return Verdict.verification_error("judge_error", engine=engine)
         if not isinstance(verdict, Verdict):
             log.error("judge engine %s returned %s, not a Verdict", engine, type(verdict).__name__)
@@ -582,7 +592,8 @@ class Gate:
             return []
         try:
             stored = self.store.attempts(session_id)
-        except Exception as exc:
+        except BaseException as exc:
+            contain(exc)
             records.failed("attempts", exc)
             return []
         by_number: dict[int, Candidate] = {}
@@ -615,7 +626,8 @@ class Gate:
                 candidate=stored_candidate,
                 verdict=verdict,
             )
-        except Exception as exc:  # the one write the caller must hear about
+        except BaseException as exc:  # the one write the caller must hear about
+            contain(exc)
             records.failed("create_pending_review", exc)
             pending_text = candidate.final_text
         records.write("save_checkpoint", self.store.save_checkpoint, session_id, {

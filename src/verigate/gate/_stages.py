@@ -23,6 +23,7 @@ from .._models import (
 from .._plugins import Handler
 from ..judge._clients import in_daemon_thread
 from ._builtin import verigate_structural_check
+from ._containment import contain
 
 __all__ = ["STRUCTURAL_CHECK_ERROR", "StageResult", "is_own_bounded", "read_only", "run_stage", "run_structural"]
 
@@ -202,13 +203,6 @@ def _record(surface: HookSurface, handler: str, decision: Any) -> HookRecord:
     return HookRecord.of(surface, handler, decision.action, instruction=decision.instruction)
 
 
-def cancelled_from_outside() -> bool:
-    """True when the running task itself is being cancelled (by the runtime: respect it); False when a
-    plug-in merely raised CancelledError on its own, which is then an error like any other."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
 async def _outcome(surface: Surface, handler: Handler, arguments: Mapping[str, Any],
                    timeout_s: float) -> tuple[list[Any], str, str]:
     """(valid decisions, failure kind, failure message) of one handler call."""
@@ -216,12 +210,8 @@ async def _outcome(surface: Surface, handler: Handler, arguments: Mapping[str, A
         value = await _call(handler, arguments, timeout_s)
     except TimeoutError:
         return [], "timeout", f"timed out after {timeout_s:g} s"
-    except asyncio.CancelledError:
-        if cancelled_from_outside():
-            raise
-        return [], "error", "CancelledError raised by the handler"
-    except Exception as exc:  # a handler's bug must escalate, never pass
-        return [], "error", f"{type(exc).__name__}: {exc}"
+    except BaseException as exc:  # a handler's bug (SystemExit included) must escalate, never pass or unwind
+        return [], "error", contain(exc)
     accepted, problem = _CHECKS[surface](value)
     if problem:
         return [], "invalid", f"invalid decision: {problem}"

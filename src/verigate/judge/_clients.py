@@ -175,7 +175,9 @@ async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
         if future.done():  # cancelled at the deadline
             return
         if error is not None:
-            future.set_exception(error)
+            # a future must not carry a non-Exception (a GeneratorExit set on it escapes the awaiting coroutines'
+            # handlers): it travels wrapped and is raised again from this coroutine's own frame below
+            future.set_exception(error if isinstance(error, Exception) else _Carried(error))
         else:
             future.set_result(result)
 
@@ -189,7 +191,19 @@ async def in_daemon_thread(function: Callable[..., _T], *args: Any) -> _T:
             loop.call_soon_threadsafe(settle, *outcome)
 
     _WORKERS.submit(run)
-    return await future
+    try:
+        return await future
+    except _Carried as carried:
+        raise carried.original from None
+
+
+class _Carried(Exception):
+    """A BaseException (SystemExit, GeneratorExit, KeyboardInterrupt …) raised by a function in a worker thread,
+    carried across the future as an ordinary exception."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
+        self.original = original
 
 
 @functools.cache
