@@ -18,7 +18,8 @@ import attrs
 
 __all__ = ["View", "views"]
 
-#: decoding rounds: a JSON string inside a JSON string (double encoding) needs two, a third catches one more layer
+#: decoding rounds: one decodes JSON escapes of any depth (see ``_ESCAPE``); more are for percent-escapes that hide
+#: JSON escapes (``%5C%22``) and the other way round
 MAX_DECODE_LEVELS = 3
 
 # ESC as a control character, 8-bit C1 introducers, and the spellings source code and shells use for ESC
@@ -29,20 +30,26 @@ _ANSI = re.compile(
     # CSI: parameters, intermediates, one final byte (ECMA-48 5.4)
     rf"(?:{_ESC}\[|\x9b)[\x30-\x3f]{{0,64}}[\x20-\x2f]{{0,8}}[\x40-\x7e]"
     # OSC, DCS, SOS, PM, APC strings up to BEL or ST (ESC and one backslash, or two where the backslash is
-    # itself escaped); never past a line end and bounded, so an unterminated one stays and the scan stays linear
-    rf"|(?:{_ESC}[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c\n]{{0,2048}}?(?:\x07|{_ESC}\\{{1,2}}|\x9c)"
+    # itself escaped). The payload never holds what starts an ESC or a line end, so each character is read by
+    # one string at most (the scan stays linear) and an unterminated string stays in the view
+    rf"|(?:{_ESC}[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c\n\\^]{{0,2048}}+"
+    rf"(?:\x07|\\a|\\0?07|{_ESC}\\{{1,2}}|\x9c)"
     # any other escape of a real ESC: intermediates and one final byte (``ESC ( B``, ``ESC 7``, ``ESC c``); not
     # of the spellings, which would eat ordinary text such as ``\example``
     r"|\x1b[\x20-\x2f]{0,8}[\x30-\x7e]"
 )
 _ANSI_HINT = re.compile(r"[\x1b\x90\x98\x9b-\x9f]|\\(?:x1|0?33|e|u001)|\^\[")
 
-_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+_SIMPLE_ESCAPES = {'"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                    "'": "'"}
 # JSON string escapes (plus ``\'`` of shells and Python), a surrogate pair first so it decodes as one character,
-# and ASCII percent-escapes (a JSON body in a URL query)
-_ESCAPE = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
-                     r"|([\"\\/bfnrt']))|%([0-7][0-9a-fA-F])")
+# and ASCII percent-escapes (a JSON body in a URL query). A run of backslashes before the escaped character counts
+# as one: text encoded as a JSON string n times puts 2^n - 1 backslashes before a quote (``\\\"`` twice), and
+# decoding one layer per round would need n rounds; in a view only for scanning, ``\\n`` read as a line break
+# costs nothing (the original is scanned too)
+# (the run starts where no backslash precedes and is taken whole, so a long run costs one pass, not its square)
+_ESCAPE = re.compile(r"(?<!\\)\\++(?:u([dD][89abAB][0-9a-fA-F]{2})\\++u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
+                     r"|([\"/bfnrt']))|%([0-7][0-9a-fA-F])")
 
 
 def _decoded(found: re.Match[str]) -> str:
@@ -114,10 +121,13 @@ def _derive(parent: View, text: str, found: Iterator[tuple[int, int, str]]) -> V
     return View("".join(pieces), parent, tuple(starts), tuple(sources))
 
 
-def _without_ansi(view: View) -> View | None:
+def _without_ansi(view: View, separator: str) -> View | None:
+    """Each escape sequence replaced by ``separator``: removed (``""``) joins a token an escape splits, a space
+    keeps apart what a colour change separates on screen (``a\x1b[32mghp_...`` shows a token after an ``a``)."""
     if _ANSI_HINT.search(view.text) is None:
         return None
-    return _derive(view, view.text, ((found.start(), found.end(), "") for found in _ANSI.finditer(view.text)))
+    found = ((match.start(), match.end(), separator) for match in _ANSI.finditer(view.text))
+    return _derive(view, view.text, found)
 
 
 def _unescaped(view: View) -> View | None:
@@ -129,16 +139,17 @@ def _unescaped(view: View) -> View | None:
 
 def views(text: str) -> list[View]:
     """The normalised views of ``text`` worth scanning (empty for most texts: only those holding a backslash,
-    a percent-escape or an escape sequence have any): each decoding level (JSON escapes, percent-escapes) and
-    each of those levels and the original without ANSI escape sequences."""
+    a percent-escape or an escape sequence have any): each decoding level (JSON escapes, percent-escapes), and
+    the original and each level with ANSI escape sequences removed and with each replaced by a space."""
     found: list[View] = []
     seen = {text}
     current = View(text, None, (0,), ((0, len(text), True),))
     for level in range(MAX_DECODE_LEVELS + 1):
-        stripped = _without_ansi(current)
-        if stripped is not None and stripped.text not in seen:
-            seen.add(stripped.text)
-            found.append(stripped)
+        for separator in ("", " "):
+            stripped = _without_ansi(current, separator)
+            if stripped is not None and stripped.text not in seen:
+                seen.add(stripped.text)
+                found.append(stripped)
         if level == MAX_DECODE_LEVELS:
             break
         decoded = _unescaped(current)
