@@ -1,50 +1,43 @@
 """Hardening: tool calls that would write the gate store, hook settings, verigate.yaml or the transcript, or run
-the human close command, are denied whether a gate is open or not (Bash matching is best effort)."""
+the human close command, are denied whether a gate is open or not. A tripwire, not the wall (the wall is the host's
+OS sandbox): see docs/selfgate-tripwire.md for what it reads and where it stops.
+
+Every string input of every tool except the read-only ones (``READ_ONLY_TOOLS``) is path-checked; patches
+(``*** Update File:`` …) are found in any field of any tool; a shell command (Bash's ``command``, any tool's
+``command``/``cmd`` string or argument list) is read by ``_shellcheck``. A command longer than
+``MAX_COMMAND_CHARS`` is refused unread: the check is linear, but a hook must answer in time.
+"""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH100, PTH110, PTH111, PTH118, PTH119, PTH120, PTH121, PTH122
+# ruff: noqa: PTH100, PTH111, PTH118, PTH119, PTH120, PTH122
 from __future__ import annotations
 
-import fnmatch
-import functools
 import os
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["FILE_TOOLS", "Protected", "protected_for", "violation"]
+from ._paths import Paths
+from ._paths import Target as _Target
+
+__all__ = ["FILE_TOOLS", "MAX_COMMAND_CHARS", "READ_ONLY_TOOLS", "Protected", "protected_for", "violation"]
 
 #: tools whose input names the one file they write, and the field holding it
 FILE_TOOLS: Mapping[str, str] = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
                                  "NotebookEdit": "notebook_path"}
-#: Codex's file edits: a patch in ``tool_input.command`` with these headers (patterns compiled by ``re`` on first
-#: use, which its cache keeps: most calls never need them)
-_PATCH_PATH = r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$"
-#: verigate sub-commands only a person runs: a word then, within a few words (options between), another
-_HUMAN_COMMANDS = (("gate", ("close",)), ("review", ("approve", "reject")))
-_COMMAND_WINDOW = 6
-#: characters a shell removes or expands inside a word; stripped before matching (``"close"``, ``cl\\ose``)
-_SHELL_NOISE = str.maketrans("", "", "'\"\\`$")
-_GLOB = re.compile(r"[*?\[]")
-#: nested command strings (``bash -c '…'``, ``script -c``, ``eval``) are split again, this deep
-_NESTING = 3
+#: host tools that only read: their inputs may name protected files (reading them is allowed)
+READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch"})
+#: a shell command longer than this (characters) is refused as too long to check; block and audit mode alike
+MAX_COMMAND_CHARS = 256 * 1024
+#: fields of any tool that hold a shell command (a string or an argument list)
+_COMMAND_FIELDS = ("command", "cmd")
+#: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape)
+_PATCH_PATH = re.compile(r"^[ \t]*\*\*\*[ \t]*(?:(?:Add|Update|Delete) File|Move to):(.*)$", re.MULTILINE)
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
-
-
-# Plain slotted classes rather than attrs or NamedTuple: this module runs on every tool call, attrs costs ~20 ms
-# to import and each NamedTuple class is built with eval at import. Instances are never changed after creation.
-class _Target:
-    __slots__ = ("glob", "label", "path", "tree")
-
-    def __init__(self, path: str, label: str, tree: bool = False, glob: str | None = None) -> None:
-        self.path = path
-        self.label = label
-        #: the path is a folder: everything under it is protected
-        self.tree = tree
-        #: or a glob over the names of the files directly in the folder ``path`` (``settings*.json``)
-        self.glob = glob
+#: longest string treated as a path (PATH_MAX); strings and containers walked at most
+_PATH_MAX = 4096
+_STRINGS_MAX = 100_000
 
 
 class Protected:
@@ -55,30 +48,8 @@ class Protected:
         self.targets = targets
         #: substrings (case-folded) that make a Bash command suspicious: names of the protected files
         self.bash_needles = bash_needles
-        #: protected file and folder names a shell glob in a Bash command must not match (``self-gat*``)
+        #: protected file and folder names (kept for callers; globs are matched against the targets' paths)
         self.bash_names = bash_names
-
-
-# os.path rather than pathlib: pathlib (with urllib.parse and ipaddress) costs milliseconds on every tool call
-@functools.cache
-def _folds_case(folder: str) -> bool:
-    """Whether the filesystem holding ``folder`` ignores case (macOS and Windows defaults)."""
-    path = folder
-    while not os.path.exists(path) and os.path.dirname(path) != path:
-        path = os.path.dirname(path)
-    swapped = path.swapcase()
-    if swapped == path:
-        return False
-    try:
-        return os.path.exists(swapped) and os.path.samefile(path, swapped)
-    except OSError:
-        return False
-
-
-def _normal(path: str, cwd: str) -> str:
-    """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
-    resolved = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
-    return resolved.casefold() if _folds_case(os.path.dirname(resolved)) else resolved
 
 
 def _store_folder(store: str, bases: Sequence[str]) -> str | None:
@@ -127,124 +98,97 @@ def protected_for(project_dir: str, store_paths: Sequence[str | os.PathLike[str]
     return Protected(tuple(targets), tuple(needles), tuple(name for name in names if name))
 
 
-def _hits_target(candidate: str, target: _Target, cwd: str) -> bool:
-    protected = _normal(target.path, cwd)
-    if target.glob is not None:
-        folder, name = os.path.split(candidate)
-        pattern = target.glob.casefold() if _folds_case(target.path) else target.glob
-        return folder == protected and fnmatch.fnmatchcase(name, pattern)
-    if target.tree:
-        return candidate == protected or candidate.startswith(protected.rstrip(os.sep) + os.sep)
-    return candidate == protected
-
-
-def _written_paths(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
-    field = FILE_TOOLS.get(tool_name)
-    if field is not None:
-        value = tool_input.get(field)
-        if isinstance(value, str):
-            yield value
-    if tool_name == "apply_patch":
-        patch = tool_input.get("command") or tool_input.get("input") or ""
-        if isinstance(patch, str):
-            for found in re.finditer(_PATCH_PATH, patch):
-                yield (found.group(1) or found.group(2)).strip()
-
-
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+    """Every string in a tool input, depth first, without recursion (a deep input cannot overflow the stack)."""
+    stack, seen = [value], 0
+    while stack and seen < _STRINGS_MAX:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
 
 
-def _split(command: str) -> list[str]:
-    try:
-        return shlex.split(command, comments=False)
-    except ValueError:  # unbalanced quotes: the shell would refuse it, but match what is there
-        return command.split()
+def _patched_paths(text: str) -> Iterator[str]:
+    if "***" in text:
+        for found in _PATCH_PATH.finditer(text):
+            path = found.group(1).strip()
+            if path:
+                yield path
 
 
-def _shell_words(command: str, depth: int = 0) -> list[str]:
-    """The command's words as the shell would see them, quotes and escapes removed; a word that is itself a
-    command (``bash -c '…'``, ``script -qc '…'``, ``eval '…'``, ``python -c "…"``) is split again."""
-    words: list[str] = []
-    for word in _split(command):
-        plain = word.translate(_SHELL_NOISE)
-        if depth < _NESTING and any(mark in word for mark in " \t\n;&|'\"\\"):
-            words += _shell_words(word, depth + 1)
-        elif plain:
-            words.append(plain)
-    return words
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
 
 
-def _runs_human_command(words: Sequence[str]) -> str | None:
-    """``gate … close`` or ``review … approve|reject`` as separate tokens, whatever the quoting, the program
-    path (``verigate``, ``python -m verigate``) or options in between."""
-    tokens = [token for word in words for token in re.findall(r"[a-z0-9_-]+", word.casefold())]
-    for index, token in enumerate(tokens):
-        for command, actions in _HUMAN_COMMANDS:
-            if token == command:
-                for action in tokens[index + 1:index + 1 + _COMMAND_WINDOW]:
-                    if action in actions:
-                        return f"{command} {action}"
-    return None
+def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
+    """The shell commands a tool input holds: a string, or an argument list quoted back into one."""
+    for field in _COMMAND_FIELDS:
+        value = tool_input.get(field)
+        if isinstance(value, str) and (tool_name == "Bash" or field != "command" or tool_name != "apply_patch"):
+            yield value
+        elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+            yield " ".join(_quote(item) for item in value)
 
 
-def _glob_hits(word: str, names: Sequence[str]) -> str | None:
-    """A protected name that a glob in ``word`` matches (``.veri*``, ``self-gate?.jsonl``): only components
-    with a literal prefix of two characters or more, so ``*.py`` or ``*`` do not count."""
-    for part in word.casefold().split("/"):
-        found = _GLOB.search(part)
-        if found is None or found.start() < 2:
-            continue
-        for name in names:
-            if fnmatch.fnmatchcase(name, part):
-                return name
-    return None
-
-
-def _bash_violation(command: str, protected: Protected) -> str | None:
-    words = _shell_words(command)
-    human = _runs_human_command(words)
-    if human is not None:
-        return f"the command runs `verigate {human}`, which is for a person at a terminal only"
-    # the raw command too: a needle split by quotes (``.veri''gate``) reads whole once they are gone
-    texts = (" ".join(words).casefold(), command.casefold().translate(_SHELL_NOISE))
-    for needle in protected.bash_needles:
-        if any(all(part in text for part in needle) for text in texts):
-            return (f"the command mentions {' '.join(needle)!s}, a file protected from the agent "
-                    "(gate store, hook settings, verigate.yaml or transcripts); use the Read tool to read it")
-    for word in words:
-        for token in re.split(r"[\s;&|<>()=]+", word):
-            name = _glob_hits(token, protected.bash_names)
-            if name is not None:
-                return f"the command has a glob ({token}) matching {name}, which is protected from the agent"
-    return None
+def _path_like(text: str) -> str | None:
+    """The path a string input may name: one line, not too long; ``file://`` removed."""
+    text = text.strip()
+    if not text or len(text) > _PATH_MAX or "\n" in text or "\x00" in text:
+        return None
+    return text[7:] if text.startswith("file://") else text
 
 
 def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
-              is_close_phrase: Callable[[str], bool]) -> str | None:
-    """Why this tool call is refused, or None. ``is_close_phrase`` is only called on short strings."""
-    for path in _written_paths(tool_name, tool_input):
-        candidate = _normal(path, cwd)
-        for target in protected.targets:
-            if _hits_target(candidate, target, cwd):
-                return f"{tool_name} would write {target.label} ({path}); only a person changes it, outside the agent"
-    command = tool_input.get("command") if tool_name == "Bash" else None
-    if isinstance(command, str):
-        refused = _bash_violation(command, protected)
-        if refused is not None:
-            return refused
-    words = [text for text in _strings(tool_input) if len(text.strip()) <= _CLOSE_PHRASE_MAX]
-    if isinstance(command, str):
-        words += [word for word in _split(command) if len(word) <= _CLOSE_PHRASE_MAX]
-    for text in words:
+              is_close_phrase: Callable[[str], bool], *, max_command: int | None = MAX_COMMAND_CHARS) -> str | None:
+    """Why this tool call is refused, or None. ``is_close_phrase`` is only called on short strings;
+    ``max_command`` (None: no bound) is for tests that time the check itself."""
+    paths = Paths(protected.targets)
+    strings = list(_strings(tool_input))
+    field = FILE_TOOLS.get(tool_name)
+    written = [tool_input[field]] if field is not None and isinstance(tool_input.get(field), str) else []
+    written += [path for text in strings for path in _patched_paths(text)]
+    for path in written:
+        label = paths.hit(path, cwd)
+        if label is not None:
+            return f"{tool_name} would write {label} ({path}); only a person changes it, outside the agent"
+    words: list[str] = []
+    if tool_name not in READ_ONLY_TOOLS:
+        for command in _commands(tool_name, tool_input):
+            refused, found = _shell_violation(command, paths, protected, cwd, max_command)
+            if refused is not None:
+                return refused
+            words += found
+        # a file tool's other fields are the file's content, not paths: its target was checked above
+        for text in strings if field is None else ():
+            path = _path_like(text)
+            label = paths.hit(path, cwd) if path is not None else None
+            if label is not None:
+                return (f"{tool_name} names {label} ({path}) in its input; only a person changes it, outside the "
+                        "agent (the Read tool may read it)")
+    candidates = [text for text in strings if len(text.strip()) <= _CLOSE_PHRASE_MAX]
+    candidates += [word for word in words if len(word) <= _CLOSE_PHRASE_MAX]
+    for text in candidates:
         if text.strip() and is_close_phrase(text):
             return (f"the tool input contains the close phrase {text.strip()!r}: a gate is closed only by a person "
                     "typing it, never by a tool call, a scheduled prompt or another session")
     return None
+
+
+def _shell_violation(command: str, paths: Paths, protected: Protected, cwd: str,
+                     max_command: int | None) -> tuple[str | None, list[str]]:
+    if max_command is not None and len(command) > max_command:
+        return (f"the command is too long to check ({len(command)} characters; the bound is {max_command}); "
+                "split it or write a script file first"), []
+    # imported here: a Read or an Edit never needs the shell reader
+    from ._shell import TooComplex
+    from ._shellcheck import ShellCheck
+
+    check = ShellCheck(paths, protected.bash_needles, cwd)
+    try:
+        return check.check(command), check.words
+    except (TooComplex, RecursionError) as exc:
+        return f"the command is too complex to check ({exc})", check.words

@@ -1,0 +1,265 @@
+"""Does a path, a glob or a path's tail name a protected file? The matching half of the self-gate tripwire.
+
+One ``Paths`` per checked tool call: the protected targets normalised once, answers memoised, and the file-system
+work bounded (``GLOB_ENTRIES`` directory entries listed, ``GLOBS`` patterns resolved) so a command full of globs
+costs time in proportion to its length. Past a bound a glob is *unresolvable*, which the caller refuses.
+"""
+
+# os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
+# ruff: noqa: PTH110, PTH111, PTH116, PTH118, PTH120, PTH121, PTH206
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import os
+import stat
+from collections.abc import Iterator, Sequence
+
+__all__ = ["GLOBS", "GLOB_ENTRIES", "Paths", "Target", "folds_case", "normal"]
+
+#: directory entries a check may list while resolving globs, and distinct patterns it may resolve
+GLOB_ENTRIES = 20_000
+GLOBS = 512
+_MATCHES = 256
+#: files under a protected folder whose inodes are compared with a hard-linked file's
+_TREE_FILES = 2_000
+_GLOB_CHARS = frozenset("*?[")
+
+
+class Target:
+    """A protected path: one file, a folder and everything under it (``tree``), or the files directly in the
+    folder ``path`` whose names match ``glob`` (``settings*.json``). Never changed after creation."""
+
+    __slots__ = ("glob", "label", "path", "tree")
+
+    def __init__(self, path: str, label: str, tree: bool = False, glob: str | None = None) -> None:
+        self.path = path
+        self.label = label
+        self.tree = tree
+        self.glob = glob
+
+
+@functools.cache
+def folds_case(folder: str) -> bool:
+    """Whether the filesystem holding ``folder`` ignores case (macOS and Windows defaults)."""
+    path = folder
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    swapped = path.swapcase()
+    if swapped == path:
+        return False
+    try:
+        return os.path.exists(swapped) and os.path.samefile(path, swapped)
+    except OSError:
+        return False
+
+
+def normal(path: str, cwd: str) -> str:
+    """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
+    resolved = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    return resolved.casefold() if folds_case(os.path.dirname(resolved)) else resolved
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split(os.sep) if part]
+
+
+def _has_glob(part: str) -> bool:
+    return not _GLOB_CHARS.isdisjoint(part)
+
+
+def _components_match(pattern: Sequence[str], path: Sequence[str], prefix: bool, above: bool = False) -> bool:
+    """Whether glob components match path components (``**`` any number of them, as with ``globstar``); with
+    ``prefix``, a pattern may also name something under ``path``; with ``above``, a folder above it. ``*``
+    matches a leading dot here (``dotglob``): a superset of what bash matches, so it errs towards refusing."""
+    if not pattern:
+        return not path or above
+    head = pattern[0]
+    if head == "**":
+        return any(_components_match(pattern[1:], path[skip:], prefix, above) for skip in range(len(path) + 1))
+    if not path:
+        return prefix
+    return fnmatch.fnmatchcase(path[0], head) and _components_match(pattern[1:], path[1:], prefix, above)
+
+
+class Paths:
+    """The protected targets of one tool call, normalised, with memoised path, glob and tail checks."""
+
+    def __init__(self, targets: Sequence[Target]) -> None:
+        # a target's own path is normalised against "/" (protected paths are absolute)
+        self.targets = [(normal(target.path, os.sep), target) for target in targets]
+        self._hits: dict[tuple[str, str], str | None] = {}
+        self._globs: dict[tuple[str, str, bool], str | None] = {}
+        self._inodes: set[tuple[int, int]] | None = None
+        self.entries_left = GLOB_ENTRIES
+        self.globs_left = GLOBS
+
+    # -- a path ----------------------------------------------------------------------------------------------
+
+    def hit(self, path: str, cwd: str) -> str | None:
+        """The label of the protected target ``path`` names (through ``..``, symlinks, a hard link, case)."""
+        key = (path, cwd)
+        if key not in self._hits:
+            self._hits[key] = self._hit(path, cwd)
+        return self._hits[key]
+
+    def _hit(self, path: str, cwd: str) -> str | None:
+        if not path or "\x00" in path:
+            return None
+        try:
+            candidate = normal(path, cwd)
+        except (OSError, ValueError):
+            return None
+        for protected, target in self.targets:
+            if self._covers(protected, target, candidate):
+                return target.label
+        return self._hard_link(candidate)
+
+    @staticmethod
+    def _covers(protected: str, target: Target, candidate: str) -> bool:
+        if target.glob is not None:
+            folder, name = os.path.split(candidate)
+            pattern = target.glob.casefold() if folds_case(protected) else target.glob
+            return folder == protected and fnmatch.fnmatchcase(name, pattern)
+        if target.tree:
+            return candidate == protected or candidate.startswith(protected.rstrip(os.sep) + os.sep)
+        return candidate == protected
+
+    def ancestor(self, path: str, cwd: str) -> str | None:
+        """The label of a protected target at or under ``path`` (``rm -rf .`` removes ``.verigate/`` too)."""
+        if not path or "\x00" in path:
+            return None
+        try:
+            candidate = normal(path, cwd).rstrip(os.sep) + os.sep
+        except (OSError, ValueError):
+            return None
+        for protected, target in self.targets:
+            if (protected + os.sep).startswith(candidate):
+                return target.label
+        return None
+
+    def _hard_link(self, candidate: str) -> str | None:
+        """A regular file with more than one name that is one of the protected files under another name."""
+        try:
+            status = os.stat(candidate)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(status.st_mode) or status.st_nlink < 2:
+            return None
+        if self._inodes is None:
+            self._inodes = {(found.st_dev, found.st_ino) for found in self._protected_files()}
+        return "a protected file (through a hard link)" if (status.st_dev, status.st_ino) in self._inodes else None
+
+    def _protected_files(self) -> Iterator[os.stat_result]:
+        budget = _TREE_FILES
+        for protected, target in self.targets:
+            folders = [protected] if target.tree or target.glob else []
+            if not folders:
+                with contextlib.suppress(OSError):
+                    yield os.stat(protected)
+            while folders and budget > 0:
+                try:
+                    entries = list(os.scandir(folders.pop()))
+                except OSError:
+                    continue
+                for entry in entries[:budget]:
+                    budget -= 1
+                    try:
+                        if entry.is_dir(follow_symlinks=False) and target.tree:
+                            folders.append(entry.path)
+                        elif target.tree or fnmatch.fnmatchcase(entry.name, target.glob or "*"):
+                            yield entry.stat()
+                    except OSError:
+                        continue
+
+    # -- a glob ----------------------------------------------------------------------------------------------
+
+    def glob_hit(self, pattern: str, cwd: str, above: bool = False) -> str | None:
+        """The label of a protected target the fnmatch ``pattern`` (relative to ``cwd``) matches by name — also
+        for files that do not exist yet — or matches on the file system now (a symlink or hard link to one);
+        ``"unresolvable"`` when the check's file-system budget is spent. ``above``: a folder holding one counts.
+        """
+        key = (pattern, cwd, above)
+        if key not in self._globs:
+            self._globs[key] = self._glob_hit(pattern, cwd, above)
+        return self._globs[key]
+
+    def _glob_hit(self, pattern: str, cwd: str, above: bool) -> str | None:
+        if "\x00" in pattern:
+            return None
+        absolute = os.path.join(cwd, os.path.expanduser(pattern))
+        parts = _parts(os.path.normpath(absolute))
+        named = self.names_match(parts, anchored=True, above=above)
+        if named is not None:
+            return named
+        if self.globs_left <= 0:
+            return "unresolvable"
+        self.globs_left -= 1
+        for found in self._resolve(parts):
+            label = self.hit(found, os.sep) or (self.ancestor(found, os.sep) if above else None)
+            if label is not None:
+                return label
+        return "unresolvable" if self.entries_left <= 0 else None
+
+    def names_match(self, parts: Sequence[str], anchored: bool, above: bool = False) -> str | None:
+        """A protected target whose path components the glob components match (``anchored``: from the root;
+        else as the tail of the path, for a relative glob after a ``cd`` the check could not follow)."""
+        for protected, target in self.targets:
+            folded = [part.casefold() for part in parts] if folds_case(protected) else parts
+            names = _parts(protected)
+            if target.glob is not None:
+                # a name the folder's glob covers, for files that may not exist yet (settings.local.json)
+                samples = [target.glob.replace("*", fill) for fill in ("", "local", ".local", "x")]
+                candidates = [[*names, sample] for sample in samples]
+            else:
+                candidates = [names]
+            for path in candidates:
+                tails = [path] if anchored else [path[start:] for start in range(len(path))]
+                if any(_components_match(folded, tail, target.tree, above) for tail in tails):
+                    return target.label
+        return None
+
+    def _resolve(self, parts: Sequence[str]) -> Iterator[str]:
+        """Existing paths the glob components match, listing directories within the budget (hidden names too)."""
+        found = [os.sep]
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            following: list[str] = []
+            for folder in found:
+                if not _has_glob(part):
+                    following.append(os.path.join(folder, part))
+                    continue
+                try:
+                    with os.scandir(folder) as entries:
+                        for entry in entries:
+                            self.entries_left -= 1
+                            if self.entries_left < 0:
+                                return
+                            if fnmatch.fnmatchcase(entry.name, part) and (last or entry.is_dir()):
+                                following.append(entry.path)
+                except OSError:
+                    continue
+            found = following[:_MATCHES]
+            if not found:
+                return
+        yield from found
+
+    def expand(self, pattern: str, cwd: str) -> list[str]:
+        """The existing paths a glob names (for ``cd`` into a glob), within the budget."""
+        return list(self._resolve(_parts(os.path.normpath(os.path.join(cwd, os.path.expanduser(pattern))))))
+
+    # -- a tail ----------------------------------------------------------------------------------------------
+
+    def tail_hit(self, tail: str, pattern: bool = False) -> str | None:
+        """A protected target whose path ends with the relative ``tail`` (``settings.json`` after a ``cd`` to an
+        unknown folder, ``$D/.claude/settings.json``); ``pattern``: the tail is an fnmatch pattern."""
+        parts = [part for part in _parts(os.path.normpath(tail)) if part not in (".", "..")]
+        if not parts:
+            return None
+        return self.names_match(parts if pattern else [_literal(part) for part in parts], anchored=False)
+
+
+def _literal(part: str) -> str:
+    """A path component as an fnmatch pattern that matches only itself."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in part)
