@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from .._models import Candidate, ToolObservation
 from ._base import Finding, RedactionResult, Redactor
+from ._values import redact_value, text_of
 
 __all__ = ["Egress"]
 
@@ -52,38 +53,37 @@ class Egress:
         )
 
     def value(self, value: Any) -> tuple[Any, tuple[Finding, ...]]:
-        """Redact every string inside JSON-like data (keys included, and each string value also in the context
-        of its key: see :meth:`keyed`); other scalars pass unchanged."""
-        findings: list[Finding] = []
+        """JSON-like data with every key and scalar redacted; the result holds only JSON-native types.
 
-        def walk(node: Any, key: str | None = None) -> Any:
-            if isinstance(node, str):
-                result = self.text(node) if key is None else self.keyed(key, node)
-                findings.extend(result.findings)
-                return result.text
-            if isinstance(node, Mapping):
-                return {walk(name) if isinstance(name, str) else name:
-                        walk(item, name if isinstance(name, str) else None) for name, item in node.items()}
-            if isinstance(node, (list, tuple)):
-                return [walk(item) for item in node]
-            return node
+        Strings are redacted, and each value under a key also in the context of that key (see :meth:`keyed`);
+        every other scalar (bytes, numbers, arbitrary objects) is scanned as its text first and kept as a number
+        only while that text matches nothing. See :func:`~verigate.redact._values.redact_value`."""
+        return redact_value(value, self._scan)
 
-        return walk(value), tuple(findings)
+    def _scan(self, text: str, key: str | None) -> RedactionResult:
+        return self.text(text) if key is None else self.keyed(key, text)
+
+    def scalar(self, value: object) -> RedactionResult:
+        """One value that should be text (a candidate's request, a tool's output), redacted as its text
+        whatever its type: a caller passing bytes or an object still gets nothing unscanned out."""
+        return self.text(text_of(value))
 
     def candidate(self, candidate: Candidate) -> tuple[Candidate, tuple[Finding, ...]]:
         """The candidate with request, final text, requirements and every tool input/output redacted."""
         findings: list[Finding] = []
 
-        def text(value: str) -> str:
-            result = self.text(value)
+        def text(value: object) -> str:
+            result = self.scalar(value)
             findings.extend(result.findings)
             return result.text
 
         calls: list[ToolObservation] = []
         for call in candidate.tool_calls:
-            redacted_input, input_findings = self.value(dict(call.input))
+            redacted_input, input_findings = self.value(call.input)
             findings.extend(input_findings)
-            calls.append(ToolObservation(text(call.name), redacted_input, text(call.output), call.ok))
+            # a status that is not a boolean is unknown: it is never passed on as it came (it could be any object)
+            ok = call.ok if call.ok is None or isinstance(call.ok, bool) else None
+            calls.append(ToolObservation(text(call.name), redacted_input, text(call.output), ok))
         redacted = attrs.evolve(
             candidate,
             request=text(candidate.request),
