@@ -99,7 +99,7 @@ def test_without_a_redactor_the_message_is_withheld(logger: logging.Logger, capl
         logger.exception("failed with %s", token, extra={"detail": token})
     record = caplog.records[-1]
     assert (record.msg, record.args, record.exc_text) == (WITHHELD, (), WITHHELD)
-    assert token not in caplog.text and getattr(record, "detail") == WITHHELD
+    assert token not in caplog.text and record.__dict__["detail"] == WITHHELD
     monkeypatch.undo()
     logger.info("redactor back: %s", token, extra={"detail": ""})  # a later record builds it and is redacted
     assert caplog.records[-1].msg == "redactor back: [REDACTED:github-classic-token#1]"
