@@ -73,3 +73,47 @@ def test_judge_timeout_is_capped_at_120_seconds() -> None:
     config = load_config({"judge": {"timeout_s": 600}})
     assert config.judge is not None
     assert config.judge.effective_timeout_s == 120.0
+
+
+# ------------------------------------------------------------------------------------------- bounds and the store
+
+
+@pytest.mark.parametrize(("text", "line", "problem"), [
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)),
+     5, "aliases are expanded"),
+    ("plugins: " + "[" * 70 + "]" * 70 + "\n", 1, "nested deeper than 64"),
+    ("budget:\n  revise: " + "7" * 5000 + "\n", 2, "5000 digits"),
+])
+def test_a_hostile_configuration_is_a_config_error_with_its_line(tmp_path: Path, text: str, line: int,
+                                                                 problem: str) -> None:
+    path = tmp_path / "verigate.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=problem) as caught:
+        load_config(path)
+    assert (caught.value.source, caught.value.line) == (str(path), line)
+
+
+def test_an_oversized_configuration_is_refused(tmp_path: Path) -> None:
+    from verigate._yaml import MAX_YAML_BYTES
+
+    path = tmp_path / "verigate.yaml"
+    path.write_bytes(b"#" * (MAX_YAML_BYTES + 1))
+    with pytest.raises(ConfigError, match="larger than"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(("url", "folder"), [
+    (".verigate/verigate.db", "/p/.verigate"),
+    ("sqlite:///state/v.db", "/p/state"),
+    ("sqlite:////var/lib/v.db", "/var/lib"),
+    ("v.db", "/p"),
+    (":memory:", None),
+    ("sqlite:///:memory:", None),
+    ("postgres://host/db", None),
+])
+def test_the_store_folder_follows_the_store_url(url: str, folder: str | None) -> None:
+    from verigate._config import store_folder
+
+    found = store_folder(load_config({"store": {"url": url}}), Path("/p"))
+    assert found == (Path(folder) if folder else None)

@@ -64,3 +64,86 @@ def test_an_error_answer_that_itself_fails_still_blocks() -> None:
     out = io.StringIO()
     code = run_hook(handler, broken_answer, stdin=io.StringIO("{}"), stdout=out, stderr=io.StringIO())
     assert code == 2
+
+
+# ------------------------------------------------------------------------------------------- strict, bounded stdin
+
+
+def _run_bytes(stdin: bytes, handler: Any = None) -> tuple[int, dict[str, Any], str]:
+    """stdin as the bytes a host pipes in (read through ``.buffer``, like sys.stdin)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = run_hook(handler or (lambda _data: (0, None, "")),
+                    lambda reason: (0, {"decision": "block", "reason": reason}, ""),
+                    stdin=io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"), stdout=out, stderr=err)
+    return code, json.loads(out.getvalue()), err.getvalue()
+
+
+@pytest.mark.parametrize(("stdin", "kind"), [
+    (b'{"tool_name": "Read", "tool_name": "Bash"}', "duplicate_key"),
+    (b'{"session_id": NaN}', "constant"),
+    (b'{"session_id": Infinity}', "constant"),
+    (b'{"session_id": 1e999}', "constant"),
+    (b'{"prompt": "\\ud800"}', "surrogate"),
+    (b'{"prompt": "\xed\xa0\x80"}', "syntax"),  # a raw surrogate is not UTF-8 either
+    (b'{"prompt": "\xff"}', "syntax"),
+    (b'{"tool_input": ' + b"[" * 100 + b"]" * 100 + b"}", "depth"),
+    (b'{"tool_input": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "depth"),
+])
+def test_ambiguous_or_hostile_stdin_fails_closed_naming_the_problem(stdin: bytes, kind: str) -> None:
+    called: list[Any] = []
+    code, answer, err = _run_bytes(stdin, lambda data: called.append(data) or (0, None, ""))
+    assert called == []  # the handler never sees it
+    assert answer["decision"] == "block" and code == 0
+    assert f"({kind})" in answer["reason"] or (kind == "syntax" and "not JSON" in answer["reason"])
+    assert err == ""  # an input error is one reason, no traceback
+
+
+def test_stdin_past_the_bound_is_refused_without_reading_it_all() -> None:
+    from verigate.hooks._protocol import MAX_HOOK_STDIN_BYTES
+
+    stream = io.BytesIO(b'{"prompt": "' + b"x" * (2 * MAX_HOOK_STDIN_BYTES) + b'"}')
+    out, wrapper = io.StringIO(), io.TextIOWrapper(stream, encoding="utf-8")
+    run_hook(lambda _data: (0, None, ""), lambda reason: (0, {"decision": "block", "reason": reason}, ""),
+             stdin=wrapper, stdout=out, stderr=io.StringIO())
+    assert "(size)" in json.loads(out.getvalue())["reason"]
+    assert stream.tell() <= MAX_HOOK_STDIN_BYTES + 1 + io.DEFAULT_BUFFER_SIZE
+
+
+def test_a_plain_object_within_the_bounds_reaches_the_handler() -> None:
+    seen: list[dict[str, Any]] = []
+    code, _, _ = _run(lambda data: seen.append(data) or (0, None, ""), stdin='{"prompt": "ok \\ud83d\\ude00"}')
+    assert code == 0 and seen == [{"prompt": "ok \U0001f600"}]
+
+
+def test_a_bug_is_one_reason_line_and_no_traceback_unless_debugging(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("VERIGATE_DEBUG", raising=False)
+
+    def handler(_data: dict[str, Any]) -> HookAnswer:
+        raise RuntimeError("bug\nsecond line")
+
+    _, out, err = _run(handler)
+    reason = json.loads(out)["reason"]
+    assert "RuntimeError: bug | second line" in reason and "\n" not in reason
+    assert "Traceback" not in err
+    monkeypatch.setenv("VERIGATE_DEBUG", "1")
+    _, _, err = _run(handler)
+    assert "Traceback" in err
+
+
+def test_a_bug_in_a_project_is_logged_beside_its_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    (tmp_path / ".verigate").mkdir()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.delenv("VERIGATE_DEBUG", raising=False)
+
+    def handler(_data: dict[str, Any]) -> HookAnswer:
+        raise KeyError("missing")
+
+    _, out, err = _run(handler)
+    log = tmp_path / ".verigate" / "logs" / "verigate-errors.log"
+    assert f"(details in {log})" in json.loads(out)["reason"]
+    assert "Traceback" not in err
+    assert "KeyError" in log.read_text(encoding="utf-8") and "in handler" in log.read_text(encoding="utf-8")
+    assert log.stat().st_mode & 0o777 == 0o600

@@ -158,7 +158,8 @@ def read_hook_input(stream: TextIO) -> dict[str, Any]:
     raw: str | bytes = (buffer.read(MAX_HOOK_STDIN_BYTES + 1) if buffer is not None
                         else stream.read(MAX_HOOK_STDIN_BYTES + 1))
     if len(raw) > MAX_HOOK_STDIN_BYTES:
-        raise StrictJSONError("size", f"hook stdin is larger than {MAX_HOOK_STDIN_BYTES} bytes", source="<stdin>")
+        raise StrictJSONError("size", f"hook stdin refused (size): more than {MAX_HOOK_STDIN_BYTES} bytes",
+                              source="<stdin>")
     try:
         data = loads(raw, max_depth=DEFAULT_MAX_DEPTH, max_chars=MAX_HOOK_STDIN_BYTES, source="<stdin>")
     except StrictJSONError as exc:
