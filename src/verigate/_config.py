@@ -63,7 +63,10 @@ class StoreConfig:
 class SelfGateConfig:
     mode: Literal["audit", "block"] = "audit"
     blocked_tools: tuple[str, ...] = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
-    store: str = ".verigate/self-gates.jsonl"
+    #: None: the project's per-user state folder, outside every sandbox's writable roots (see the README)
+    store: str | None = None
+    #: "os": block mode needs the host's sandbox; "best-effort": a person accepts the shell-word tripwire alone
+    hardening: Literal["os", "best-effort"] = "os"
 
 
 @attrs.frozen

@@ -14,6 +14,14 @@ from typing import Any
 import attrs
 
 from verigate.selfgate import PromptOutcome, ToolDecision, decide_prompt, decide_tool_call, settings_for
+from verigate.selfgate._location import project_state_dir
+from verigate.selfgate._snippets import claude_settings, codex_config
+
+#: variables that would point the hooks at the real home's settings or state: never passed to a hook
+HOST_VARIABLES = ("CLAUDE_PROJECT_DIR", "VERIGATE_SELF_GATE_MODE", "XDG_STATE_HOME", "CODEX_HOME",
+                  "CLAUDE_CONFIG_DIR", "TMPDIR")
+#: what a test home's Codex configuration adds to verigate's snippet: pytest's folders are under /tmp
+CODEX_TEST_TMP = "exclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n"
 
 
 def now_iso() -> str:
@@ -43,12 +51,23 @@ class HookRun:
         return str(self.specific.get("permissionDecisionReason", "")) + self.stderr
 
 
-class Session:
-    """One agent session: its transcript under a fake home, the project it works in, and hook calls."""
+def write_if_changed(path: Path, text: str) -> None:
+    """Unchanged files keep their stat signature (a rewrite would make the fast path step aside)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
-    def __init__(self, root: Path, session_id: str = "sess-1", host: str = "claude-code") -> None:
+
+class Session:
+    """One agent session: its transcript under a fake home, the project it works in, and hook calls. The fake
+    home holds both hosts' settings with verigate's boundary snippet (``boundary=False``: none), and the
+    self-gate's state goes to ``<root>/state`` (``VERIGATE_STATE_HOME``), never the real home."""
+
+    def __init__(self, root: Path, session_id: str = "sess-1", host: str = "claude-code",
+                 boundary: bool = True) -> None:
         self.root = root
         self.home = root / "home"
+        self.state_home = root / "state"
         self.project = root / "project"
         self.project.mkdir(parents=True, exist_ok=True)
         self.session_id = session_id
@@ -57,10 +76,21 @@ class Session:
         folder.mkdir(parents=True, exist_ok=True)
         self.transcript = folder / f"{session_id}.jsonl"
         self.transcript.touch()
-        self.store = self.project / ".verigate" / "self-gates.jsonl"
+        self.boundary = boundary
+        if boundary:
+            self.write_boundary()
+        self.store = Path(project_state_dir(str(self.project), self.env(None))) / "self-gates.jsonl"
+
+    def write_boundary(self) -> None:
+        env = self.env(None)
+        write_if_changed(self.home / ".claude" / "settings.json", json.dumps(claude_settings(env), indent=2))
+        write_if_changed(self.home / ".codex" / "config.toml", codex_config(env).replace(
+            "[sandbox_workspace_write]\n", "[sandbox_workspace_write]\n" + CODEX_TEST_TMP))
+        if self.host == "codex":  # Codex needs the self-gate's configuration where workspace-write cannot write
+            write_if_changed(self.project / ".codex" / "verigate.yaml", "self_gate: {}\n")
 
     def other(self, session_id: str) -> Session:
-        return Session(self.root, session_id, self.host)
+        return Session(self.root, session_id, self.host, self.boundary)
 
     def append(self, record: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
         with (path or self.transcript).open("a", encoding="utf-8") as handle:
@@ -79,9 +109,9 @@ class Session:
         return self.append(record)
 
     def env(self, mode: str | None) -> dict[str, str]:
-        env = {key: value for key, value in os.environ.items()
-               if key not in ("CLAUDE_PROJECT_DIR", "VERIGATE_SELF_GATE_MODE")}
+        env = {key: value for key, value in os.environ.items() if key not in HOST_VARIABLES}
         env["HOME"] = str(self.home)
+        env["VERIGATE_STATE_HOME"] = str(self.state_home)
         if mode is not None:
             env["VERIGATE_SELF_GATE_MODE"] = mode
         return env

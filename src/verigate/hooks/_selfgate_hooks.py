@@ -23,19 +23,21 @@ def _pre_tool_use(host: Host) -> int:
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
         from ..selfgate._quick import quick_tool_decision
 
-        # the fast path answers when its caches vouch for the full check's answer; otherwise the full check runs
-        verdict = quick_tool_decision(hook_input)
+        # the fast path answers when its caches vouch for the full check's answer; otherwise the full check runs.
+        # Every tool goes through both, MCP tools (mcp__…) included: they run outside the host's sandbox.
+        verdict = quick_tool_decision(hook_input, host)
         if verdict is None:
             from ..selfgate._enforce import decide_tool_call, settings_for
 
-            decision = decide_tool_call(hook_input, settings_for(hook_input))
+            decision = decide_tool_call(hook_input, settings_for(hook_input, host))
             verdict = (decision.decision, decision.reason, decision.notice)
         outcome, reason, notice = verdict
         if outcome == "deny":
             return 0, _output("PreToolUse", notice, permissionDecision="deny", permissionDecisionReason=reason), ""
         if outcome == "warn":
             return 0, _output("PreToolUse", notice, additionalContext=reason), ""
-        return 0, None, ""
+        # an allowed call says nothing to the agent; a notice for the person (an old store imported) goes alone
+        return 0, ({"systemMessage": notice} if notice else None), ""
 
     def on_error(reason: str) -> HookAnswer:
         # errors before or inside the hardening check: the call cannot be shown safe, so it is refused in
@@ -51,12 +53,15 @@ def _user_prompt_submit(host: Host) -> int:
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
         from ..selfgate._enforce import decide_prompt, settings_for
 
-        settings = settings_for(hook_input)
+        settings = settings_for(hook_input, host)
         state["mode"] = settings.mode
         outcome = decide_prompt(hook_input, settings)
-        if not outcome.context and not outcome.notice:
+        notice = "\n".join(part for part in (settings.notice, outcome.notice) if part)
+        if not outcome.context and not notice:
             return 0, None, ""
-        return 0, _output("UserPromptSubmit", outcome.notice, additionalContext=outcome.context), ""
+        if not outcome.context:
+            return 0, {"systemMessage": notice}, ""
+        return 0, _output("UserPromptSubmit", notice, additionalContext=outcome.context), ""
 
     def on_error(reason: str) -> HookAnswer:
         if state.get("mode") == "audit":

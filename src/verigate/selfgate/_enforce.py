@@ -10,17 +10,21 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._errors import ConfigError, InputError
-from . import _quick
+from . import _quick, _wall
 from ._guard import protected_for, violation
+from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
 from ._phrases import Phrases, Screen, normalise_prompt
 from ._policy import (
+    BEST_EFFORT,
     DEFAULT_BLOCKED_TOOLS,
+    DEFAULT_HARDENING,
     DEFAULT_MODE,
     DEFAULT_STORE,
     MODE_ENV,
     TOOL_ALIASES,
     Mode,
     as_mode,
+    boundary_verdict,
     gate_verdict,
     hardening_verdict,
     is_blocked,
@@ -46,6 +50,16 @@ class Settings:
     mode: Mode
     blocked_tools: tuple[str, ...]
     store: GateStore
+    #: the host whose sandbox is the boundary block mode relies on
+    host: _wall.Host = "claude-code"
+    #: "os" (block mode needs the host's sandbox) or "best-effort" (written by a person in the configuration)
+    hardening: str = DEFAULT_HARDENING
+    #: the configuration file the self_gate section came from ("" when none exists)
+    config_path: str = ""
+    #: the store is the one named by ``self_gate.store`` (not the per-user default)
+    custom_store: bool = False
+    #: what was done to the state on the way (an old store imported), for the person's systemMessage
+    notice: str = ""
 
 
 @attrs.frozen
@@ -74,35 +88,73 @@ def _mode(value: str, source: str) -> Mode:
     raise ConfigError(f"self-gate mode must be 'audit' or 'block', not {value!r}", source=source)
 
 
-def settings_for(hook_input: Mapping[str, Any]) -> Settings:
-    """The project is ``CLAUDE_PROJECT_DIR`` when set, else the hook input's ``cwd``; verigate.yaml and a
-    relative store path are found there. ``VERIGATE_SELF_GATE_MODE`` overrides the configured mode."""
+def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code") -> Settings:
+    """The project is ``CLAUDE_PROJECT_DIR`` when set, else the hook input's ``cwd``. The self_gate section comes
+    from the first configuration file found (``_location.config_candidates``: the per-user state folder,
+    ``.codex/verigate.yaml``, the project's ``verigate.yaml``); the store is in the project's per-user state
+    folder unless ``self_gate.store`` names one (relative to the project). ``VERIGATE_SELF_GATE_MODE``
+    overrides the mode. An old ``.verigate/self-gates.jsonl`` is imported into a store that does not exist yet."""
     project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
     if not isinstance(project, str) or not project:
         raise InputError("no project directory: CLAUDE_PROJECT_DIR is unset and the hook input has no cwd",
                          source="<stdin>", field="cwd")
-    config_path = Path(project) / "verigate.yaml"
-    if config_path.is_file():
+    state = project_state_dir(project)
+    default_store = Path(state) / STORE_NAME
+    candidates = config_candidates(project)
+    # signatures before reading: an edit made meanwhile changes them, and the fast path then steps aside
+    try:
+        read_at: list[tuple[str, _quick.Signature | None]] | None = [
+            (path, _quick.signature(path)) for path in candidates]
+    except OSError:
+        read_at = None
+    config_path = next((path for path in candidates if Path(path).is_file()), "")
+    mode, store, hardening = DEFAULT_MODE, DEFAULT_STORE, DEFAULT_HARDENING
+    blocked: tuple[str, ...] = DEFAULT_BLOCKED_TOOLS
+    if config_path:
         from .._config import load_config
 
-        try:
-            read_at = _quick.signature(config_path)  # before reading: an edit made meanwhile changes it
-        except OSError:
-            read_at = None
         config = load_config(config_path)
         section = config.self_gate
-        mode, blocked, store = section.mode, tuple(section.blocked_tools), section.store
-        default_store = Path(project) / DEFAULT_STORE
-        if read_at is not None and not config.warnings and _store_path(project, store) == default_store:
+        mode, blocked, store, hardening = section.mode, tuple(section.blocked_tools), section.store, section.hardening
+        if read_at is not None and not config.warnings and store is None:
             # the fast path finds this cache in the default store's state folder, protected like the store;
             # a configuration that warns or names another store is read in full every time
-            _quick.remember_config(GateStore(default_store).state_dir, read_at, mode, blocked)
-    else:
-        mode, blocked, store = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_STORE
+            _quick.remember_config(GateStore(default_store).state_dir, read_at, mode, blocked, hardening)
     override = os.environ.get(MODE_ENV)
     if override:
         mode = _mode(override, MODE_ENV)
-    return Settings(project, mode, blocked, GateStore(_store_path(project, store)))
+    gate_store = GateStore(default_store if store is None else _store_path(project, store))
+    notice = "" if store is not None else _import_legacy(project, state, gate_store)
+    return Settings(project, mode, blocked, gate_store, host, hardening, config_path, store is not None, notice)
+
+
+def _import_legacy(project: str, state: str, store: GateStore) -> str:
+    """Bring the entries of the store's old place (``<project>/.verigate/self-gates.jsonl``) over, once."""
+    legacy = legacy_store(project)
+    if store.path.exists() or not os.path.exists(legacy):  # noqa: PTH110  (str paths from _location)
+        return ""
+    _write_project_note(project, state)
+    count = store.import_legacy(legacy)
+    if not count:
+        return ""
+    return (f"verigate: imported {count} line(s) of the old self-gate store {legacy} into {store.path} (the "
+            "per-user state folder, outside the agent's sandbox); the old file is no longer read and may be deleted")
+
+
+def _write_project_note(project: str, state: str) -> None:
+    """``project.json`` in the state folder says which project it belongs to (the folder's name is a hash)."""
+    note = Path(state) / "project.json"
+    if note.exists():
+        return
+    import json
+
+    from .._fileio import replace_file
+
+    try:
+        note.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(note, json.dumps({"project": os.path.realpath(project)}, ensure_ascii=False).encode())
+    except OSError:
+        pass  # only for people reading the folder; the store does not depend on it
 
 
 def _store_path(project: str, store: str) -> Path:
@@ -177,15 +229,21 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
         raise InputError("tool_input must be an object", source="<stdin>", field="tool_input")
     transcript = _transcript(hook_input)
     cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else settings.project_dir
-    protected = protected_for(settings.project_dir, settings.store.protected_paths(), transcript)
+    project = settings.project_dir
+    protected = protected_for(project, protected_paths(project, str(settings.store.path),
+                                                       project_state_dir(project), settings.custom_store), transcript)
     screen = Screen(settings.store.state_dir)
     pack = _pack_file()
+    # every tool, MCP tools included (they run outside the host's sandbox): the fast path does the same
     refused = violation(tool_name, tool_input, str(cwd), protected, screen.is_close_phrase)
     if refused:
         return ToolDecision(*hardening_verdict(tool_name, refused))
     _remember_phrases(screen, settings.store.state_dir, pack)
     if not is_blocked(tool_name, settings.blocked_tools):
-        return ToolDecision("allow")
+        return ToolDecision("allow", notice=settings.notice)
+    refused_by_boundary = _boundary_refusal(settings, tool_name)
+    if refused_by_boundary is not None:
+        return refused_by_boundary
     try:
         if transcript is None:
             raise InputError("the hook input has no transcript_path: open gates cannot be checked",
@@ -201,8 +259,28 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
         return ToolDecision("warn", problem, problem)
     _remember_fold(settings, session_id, transcript, result)
     problems = "; ".join(str(problem) for problem in result.store_problems)
-    return ToolDecision(*gate_verdict(settings.mode, tool_name, _refs(result.state.open_gates(session_id)),
-                                      problems, str(settings.store.path)))
+    decision, reason, notice = gate_verdict(settings.mode, tool_name, _refs(result.state.open_gates(session_id)),
+                                            problems, str(settings.store.path))
+    return ToolDecision(decision, reason, "\n".join(part for part in (settings.notice, notice) if part))
+
+
+def _boundary_refusal(settings: Settings, tool_name: str) -> ToolDecision | None:
+    """Block mode without the host's sandbox refuses blocked tools (unless a person wrote
+    ``hardening: best-effort``); the verdict is cached for the fast path, keyed by the settings files."""
+    if settings.mode != "block" or settings.hardening == BEST_EFFORT:
+        return None
+    from ._boundary import missing
+
+    project, store = settings.project_dir, str(settings.store.path)
+    # the key (the files' signatures) before reading them: a file changed meanwhile makes the next call check again
+    key = _wall.key(settings.host, project, store, _wall.watched_files(settings.host, project,
+                                                                       config_candidates(project)))
+    lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)  # fails closed
+    if not settings.custom_store:
+        _wall.remember_missing(str(settings.store.state_dir), settings.host, key, lacking)
+    if not lacking:
+        return None
+    return ToolDecision(*boundary_verdict(tool_name, settings.host, lacking, settings.config_path))
 
 
 def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOutcome:

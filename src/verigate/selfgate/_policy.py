@@ -7,9 +7,9 @@ from typing import Literal
 
 # Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
 
-__all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES", "Decision",
-           "GateRef", "Mode", "Verdict", "as_mode", "describe", "gate_verdict", "hardening_verdict", "how_to_close",
-           "is_blocked"]
+__all__ = ["BEST_EFFORT", "DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV",
+           "TOOL_ALIASES", "Decision", "GateRef", "Mode", "Verdict", "as_mode", "boundary_verdict", "describe",
+           "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked"]
 
 Mode = Literal["audit", "block"]
 Decision = Literal["allow", "deny", "warn"]
@@ -22,7 +22,11 @@ TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {"apply_patch": ("Edit", "Write", 
 # module (it pulls in the judge, tens of milliseconds on every tool call); a test keeps the two equal
 DEFAULT_MODE: Mode = "audit"
 DEFAULT_BLOCKED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
-DEFAULT_STORE = ".verigate/self-gates.jsonl"
+#: None: ``self-gates.jsonl`` in the project's per-user state folder (``_location.project_state_dir``)
+DEFAULT_STORE: str | None = None
+#: ``os``: block mode needs the host's sandbox (the OS boundary); ``best-effort``: the person accepts the tripwire
+DEFAULT_HARDENING = "os"
+BEST_EFFORT = "best-effort"
 #: an open gate as the answers name it: (gate id, gate text)
 GateRef = tuple[str, str]
 
@@ -54,6 +58,19 @@ def describe(gates: Sequence[GateRef]) -> str:
 
 def hardening_verdict(tool_name: str, refused: str) -> Verdict:
     return "deny", f"verigate self-gate hardening: {refused}.", f"verigate denied {tool_name}: {refused}"
+
+
+def boundary_verdict(tool_name: str, host: str, missing: Sequence[str], config: str) -> Verdict:
+    """Block mode without the OS boundary: shell-word matching alone cannot hold a gate, so blocked tools are
+    refused until the host's sandbox settings are in place (or a person accepts best-effort hardening)."""
+    listed = "; ".join(missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
+    where = config or "verigate.yaml"
+    reason = (f"verigate self-gate: block mode needs the {host} sandbox as its boundary, and it is not in place: "
+              f"{listed}. {tool_name} is refused until then: stop and tell the person. A person fixes it (run "
+              f"`verigate doctor --host {host}` in a terminal: it lists every check with its fix, and "
+              f"`verigate doctor --print-settings {host}` prints the settings), or accepts the weaker guard by "
+              f"writing `self_gate: {{hardening: best-effort}}` in {where} themselves.")
+    return "deny", reason, f"verigate blocked {tool_name}: the {host} sandbox boundary is missing ({listed})"
 
 
 def _repair(store: str) -> str:

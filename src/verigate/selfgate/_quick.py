@@ -1,7 +1,7 @@
 """The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH103, PTH116, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH103, PTH110, PTH116, PTH118, PTH119, PTH120, PTH123
 from __future__ import annotations
 
 import json
@@ -13,29 +13,34 @@ from typing import Any
 
 from .._fileio import replace_file
 from ._guard import protected_for, violation
+from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
 from ._policy import (
+    BEST_EFFORT,
     DEFAULT_BLOCKED_TOOLS,
+    DEFAULT_HARDENING,
     DEFAULT_MODE,
-    DEFAULT_STORE,
     MODE_ENV,
     GateRef,
     Mode,
     Verdict,
     as_mode,
+    boundary_verdict,
     gate_verdict,
     hardening_verdict,
     is_blocked,
 )
+from ._wall import Host, cached_missing, watched_files
 
 # The hook runs before every tool call of the agent, so this module imports no attrs, rule engine, schema
 # validator or configuration loader. It answers only when the full check (``_enforce``) would answer the same:
 # the caches it reads are written by the full check and name every file that check read by its stat
 # signature. Any change, any missing or damaged cache and any doubt at all returns None: the full check runs.
 
-__all__ = ["CACHE_VERSION", "Signature", "contains_keyword", "quick_tool_decision", "remember_config",
-           "remember_fold", "remember_phrases", "signature", "store_paths"]
+__all__ = ["CACHE_VERSION", "Doubt", "Signature", "contains_keyword", "quick_tool_decision", "read_cache",
+           "remember_config", "remember_fold", "remember_phrases", "signature", "store_paths", "write_cache"]
 
-CACHE_VERSION = 1
+#: 2: the store moved to the per-user state folder; the configuration cache names its file and the hardening
+CACHE_VERSION = 2
 #: (device, inode, size, mtime ns, ctime ns); ctime cannot be set back by a process, so a file rewritten to the
 #: same size and modification time still differs
 Signature = tuple[int, int, int, int, int]
@@ -51,6 +56,9 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 class _Doubt(Exception):
     """The fast path cannot vouch for an answer: the full check decides."""
+
+
+Doubt = _Doubt
 
 
 def store_paths(store: str) -> tuple[str, str, str]:
@@ -107,6 +115,10 @@ def _read(path: str) -> dict[str, Any]:
     return checked
 
 
+write_cache = _write
+read_cache = _read
+
+
 def _same(recorded: Any, path: StrPath) -> None:
     """Doubt unless ``path`` still has the recorded signature (a JSON list, or null for "did not exist")."""
     current = signature(path)
@@ -121,10 +133,13 @@ def _fold_cache(state_dir: StrPath, session_id: str, transcript: str) -> str:
 
 
 # -- written by the full check -----------------------------------------------------------------------------
-def remember_config(state_dir: StrPath, config: Signature, mode: Mode, blocked_tools: Sequence[str]) -> None:
-    """The self_gate section of verigate.yaml as read at ``config`` (the yaml's signature before reading)."""
-    _write(os.path.join(state_dir, _CONFIG_FILE),
-           {"config": list(config), "mode": mode, "blocked_tools": list(blocked_tools)})
+def remember_config(state_dir: StrPath, candidates: Sequence[tuple[str, Signature | None]], mode: Mode,
+                    blocked_tools: Sequence[str], hardening: str) -> None:
+    """The self_gate section as read from the first existing configuration candidate; ``candidates`` are all of
+    them with their signatures taken before reading (None: absent), so a file appearing above it is a change."""
+    _write(os.path.join(state_dir, _CONFIG_FILE), {
+        "candidates": [[path, list(sig) if sig is not None else None] for path, sig in candidates], "mode": mode,
+        "blocked_tools": list(blocked_tools), "hardening": hardening})
 
 
 def remember_phrases(state_dir: StrPath, pack: StrPath, pack_signature: Signature,
@@ -157,25 +172,32 @@ def _text(hook_input: Mapping[str, Any], field: str) -> str:
     return value
 
 
-def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...]]:
-    config = signature(os.path.join(project, "verigate.yaml"))
-    if config is None:
-        mode, blocked = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS
+def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...], str, str]:
+    """Mode, blocked tools, hardening and the configuration file they came from ("" for none)."""
+    candidates = config_candidates(project)
+    found = [path for path in candidates if signature(path) is not None]
+    if not found:
+        mode, blocked, hardening, config = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, ""
     else:
         cached = _read(os.path.join(state_dir, _CONFIG_FILE))
-        if cached.get("config") != list(config):
-            raise _Doubt("verigate.yaml changed since it was read")
-        configured, listed = as_mode(cached.get("mode")), cached.get("blocked_tools")
-        if configured is None or not isinstance(listed, list) or not all(isinstance(t, str) for t in listed):
+        recorded = cached.get("candidates")
+        if not isinstance(recorded, list) or [row[0] for row in recorded] != list(candidates):
             raise _Doubt("damaged configuration cache")
-        mode, blocked = configured, tuple(listed)
+        for path, sig in recorded:
+            _same(sig, path)
+        configured, listed = as_mode(cached.get("mode")), cached.get("blocked_tools")
+        hardening = str(cached.get("hardening"))
+        if configured is None or not isinstance(listed, list) or not all(isinstance(t, str) for t in listed) \
+                or hardening not in (DEFAULT_HARDENING, BEST_EFFORT):
+            raise _Doubt("damaged configuration cache")
+        mode, blocked, config = configured, tuple(listed), found[0]
     override = os.environ.get(MODE_ENV)
     if override:
         overriding = as_mode(override)
         if overriding is None:
             raise _Doubt(f"{MODE_ENV} is invalid")  # the full check names the error
         mode = overriding
-    return mode, blocked
+    return mode, blocked, str(hardening), config
 
 
 def _strings(value: Any) -> list[str]:
@@ -306,7 +328,7 @@ def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cu
         os.close(lock)  # releases the lock
 
 
-def _decide(hook_input: Mapping[str, Any]) -> Verdict:
+def _decide(hook_input: Mapping[str, Any], host: Host) -> Verdict:
     project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
     if not isinstance(project, str) or not project:
         raise _Doubt("no project directory")
@@ -319,26 +341,35 @@ def _decide(hook_input: Mapping[str, Any]) -> Verdict:
     transcript = hook_input.get("transcript_path")
     transcript = transcript if isinstance(transcript, str) and transcript else None
     cwd = hook_input.get("cwd") if isinstance(hook_input.get("cwd"), str) else project
-    # only the default store: a store named in verigate.yaml is found by loading the configuration
-    companions = store_paths(os.path.join(project, DEFAULT_STORE))
+    # only the default store: a store named in the configuration is found by loading the configuration
+    project_state = project_state_dir(project)
+    companions = store_paths(os.path.join(project_state, STORE_NAME))
     state_dir = companions[2]
-    mode, blocked = _settings(project, state_dir)
+    mode, blocked, hardening, config = _settings(project, state_dir)
     keywords = _Keywords(state_dir)
-    # hardening runs on every call, as in the full check
-    refused = violation(tool_name, tool_input, str(cwd), protected_for(project, companions, transcript),
-                        keywords.is_close_phrase)
+    # hardening runs on every call and for every tool (MCP tools included: they run outside the host's
+    # sandbox, so this check is all that stands between them and the store), as in the full check
+    protected = protected_for(project, protected_paths(project, companions[0], project_state, False), transcript)
+    refused = violation(tool_name, tool_input, str(cwd), protected, keywords.is_close_phrase)
     if refused:
         return hardening_verdict(tool_name, refused)
     if not is_blocked(tool_name, blocked):
         return "allow", "", ""
+    if signature(companions[0]) is None and os.path.exists(legacy_store(project)):
+        raise _Doubt("an old store may wait to be imported")  # the full check imports it once
+    if mode == "block" and hardening != BEST_EFFORT:
+        files = watched_files(host, project, config_candidates(project))
+        missing = cached_missing(state_dir, host, project, companions[0], files)
+        if missing:
+            return boundary_verdict(tool_name, host, missing, config)
     if transcript is None:
         raise _Doubt("no transcript")
     return gate_verdict(mode, tool_name, _open_gates(state_dir, session_id, transcript, companions[0], keywords), "")
 
 
-def quick_tool_decision(hook_input: Mapping[str, Any]) -> Verdict | None:
+def quick_tool_decision(hook_input: Mapping[str, Any], host: Host = "claude-code") -> Verdict | None:
     """The full check's answer when the caches vouch for it, else None (then the full check must run)."""
     try:
-        return _decide(hook_input)
+        return _decide(hook_input, host)
     except Exception:  # any doubt, even a bug here, hands the call to the full check
         return None

@@ -74,9 +74,9 @@ def _check(entry_json: dict[str, Any], source: str, line: int | None) -> None:
 
 
 class GateStore:
-    """One store file (``.verigate/self-gates.jsonl`` by default) and its companions: ``<name>.lock`` (the
-    exclusive lock every writer takes) and ``<name>.state/`` (scan cursors, one small JSON file per scanned
-    transcript, and the phrase prefilter cache)."""
+    """One store file (by default ``self-gates.jsonl`` in the project's per-user state folder, see
+    ``_location``) and its companions: ``<name>.lock`` (the exclusive lock every writer takes) and
+    ``<name>.state/`` (scan cursors, one small JSON file per scanned transcript, and the fast path's caches)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path, self.lock_path, self.state_dir = (Path(item) for item in store_paths(os.fspath(path)))
@@ -171,6 +171,38 @@ class GateStore:
                 os.close(fd)
             if created:
                 _fsync_dir(self.path.parent)
+
+    def import_legacy(self, legacy: str | Path) -> int:
+        """Copy the lines of a store from its old place (``<project>/.verigate/self-gates.jsonl``) into this
+        one, once: only while this store does not exist yet and nothing was imported before. The bytes are
+        copied as they are, damaged lines included (they stay reported problems), so no entry is lost and every
+        closure's ``request_line`` still names its request. The old file is left in place. Returns the number
+        of lines imported (0: nothing to do)."""
+        marker = self.state_dir / "legacy-imported"
+        with self.locked():
+            if self.path.exists() or marker.exists():
+                return 0
+            try:
+                raw = Path(legacy).read_bytes()
+            except FileNotFoundError:
+                return 0
+            except OSError as exc:
+                raise StoreError(f"cannot read the old self-gate store: {exc}", source=str(legacy)) from exc
+            if raw and not raw.endswith(b"\n"):
+                raw += b"\n"  # seal a torn last line, as append() would
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                try:
+                    _write_all(fd, raw)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                _fsync_dir(self.path.parent)
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                replace_file(marker, f"{legacy}\n".encode("utf-8", "surrogateescape"))
+            except OSError as exc:
+                raise StoreError(f"cannot import the old self-gate store: {exc}", source=str(self.path)) from exc
+            return raw.count(b"\n")
 
     # -- cursors -------------------------------------------------------------------------------------
     def cursor_path(self, session_id: str, transcript: str) -> Path:

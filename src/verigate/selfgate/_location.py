@@ -1,0 +1,87 @@
+"""Where the self-gate keeps its state: a per-user folder keyed by the project, outside every writable root.
+
+The hosts' sandboxes let the agent's shell write the project (Claude Code: the working directory and
+``/tmp/claude``; Codex ``workspace-write``: the workspace, ``/tmp`` and ``$TMPDIR``), so state kept in
+``<project>/.verigate/`` is guarded by shell-word matching only. State kept here is out of the sandbox's reach.
+"""
+
+# os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
+# ruff: noqa: PTH111, PTH117, PTH118, PTH120
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+__all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "config_candidates", "inside",
+           "legacy_store", "project_key", "project_state_dir", "protected_paths", "state_root"]
+
+STATE_HOME_ENV = "VERIGATE_STATE_HOME"
+STORE_NAME = "self-gates.jsonl"
+#: where the store lived before it moved to the per-user folder (imported once, see ``_store.import_legacy``)
+LEGACY_STORE = os.path.join(".verigate", STORE_NAME)
+CONFIG_NAME = "verigate.yaml"
+
+
+def _sha256_hex(data: bytes) -> str:
+    # the builtin module, not hashlib: importing hashlib loads OpenSSL (~4 ms on every tool call)
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+        except ImportError:
+            from hashlib import sha256
+    digest: str = sha256(data).hexdigest()
+    return digest
+
+
+def state_root(environ: Mapping[str, str] | None = None) -> str:
+    """``${VERIGATE_STATE_HOME:-${XDG_STATE_HOME:-~/.local/state}}/verigate`` (never the temp folder: an empty
+    or relative value is ignored, as the XDG specification asks)."""
+    env = os.environ if environ is None else environ
+    for name in (STATE_HOME_ENV, "XDG_STATE_HOME"):
+        value = env.get(name, "")
+        if value and os.path.isabs(value):
+            return os.path.join(value, "verigate")
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".local", "state", "verigate")
+
+
+def project_key(project: str) -> str:
+    """16 hex digits of sha256 of the project's real path: the same folder from any spelling of the path."""
+    return _sha256_hex(os.path.realpath(project).encode("utf-8", "surrogateescape"))[:16]
+
+
+def project_state_dir(project: str, environ: Mapping[str, str] | None = None) -> str:
+    return os.path.join(state_root(environ), "projects", project_key(project))
+
+
+def legacy_store(project: str) -> str:
+    return os.path.join(project, LEGACY_STORE)
+
+
+def config_candidates(project: str, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The self-gate's configuration files, first found wins (the others are not read for the ``self_gate``
+    section): the per-user state folder (no sandbox writes it), ``.codex/verigate.yaml`` (read-only under
+    Codex's workspace-write), then the project's ``verigate.yaml``."""
+    return (os.path.join(project_state_dir(project, environ), CONFIG_NAME),
+            os.path.join(project, ".codex", CONFIG_NAME), os.path.join(project, CONFIG_NAME))
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or lies beneath it, both resolved (symlinks, ``..``)."""
+    resolved, base = os.path.realpath(path), os.path.realpath(root)
+    return resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def protected_paths(project: str, store: str, state_dir: str, custom_store: bool) -> list[str]:
+    """The paths to hand to ``_guard.protected_for`` (its first two are files, the rest folders or files
+    protected as a whole). The first store named is where the tripwire takes its Bash names from: the old
+    ``.verigate/`` store by default, so ``.verigate`` (which also holds the review database) keeps being matched
+    in Bash words; the store in use, the whole per-user state root and ``.codex/verigate.yaml`` follow."""
+    legacy = legacy_store(project)
+    companions = [store, store + ".lock", store + ".state"]
+    old = [legacy, legacy + ".lock", legacy + ".state"]
+    first, rest = (companions, old) if custom_store else (old, companions)
+    return [*first, *rest, os.path.dirname(os.path.dirname(state_dir)), state_dir,
+            os.path.join(project, ".codex", CONFIG_NAME)]
