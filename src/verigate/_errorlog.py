@@ -6,7 +6,8 @@ text the host hands to the model; it is appended to ``<store folder>/logs/veriga
 
 The log is written only where a verigate project already is (the store folder exists, or ``verigate.yaml`` does):
 an error never creates folders nobody chose. Exception messages can carry data (a token in a candidate, a path),
-so each message passes the shipped redaction packs first; when redaction itself fails the message is left out.
+so the whole report (messages and source lines) passes the shipped redaction packs first; when redaction itself
+fails only the frames' places and the exception types are written.
 Logging never raises: a log that cannot be written is no log.
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 __all__ = [
     "DEBUG_ENV", "LOG_NAME", "MAX_LOG_BYTES", "debug_enabled", "error_log_folder", "format_debug", "log_exception",
+    "redacted_message",
 ]
 
 DEBUG_ENV = "VERIGATE_DEBUG"
@@ -50,28 +52,30 @@ def error_log_folder(base: Path) -> Path | None:
     return folder / "logs"
 
 
-def _redacted(text: str) -> str:
-    try:
-        from .redact import redact
-
-        return redact(text).text
-    except Exception:  # redaction is unavailable: say nothing rather than risk writing a secret
-        return "<message withheld: redaction failed>"
-
-
 def _report(exc: BaseException, context: str) -> str:
-    """Time, context, the frames of every exception in the chain, and each exception's redacted message."""
-    lines = [f"--- {datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')} pid {os.getpid()} {context}"]
+    """Time, context, and every exception of the chain with its frames and message, all passed through the shipped
+    redaction packs (a message or a source line can hold a token); when redaction is unavailable, only the frames'
+    places and the exception types, which carry no data."""
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in chain and len(chain) < 10:
         chain.append(current)
         current = current.__cause__ or current.__context__
+    header = f"--- {datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')} pid {os.getpid()} {context}"
+    full, bare = [header], [header]
     for item in reversed(chain):  # the oldest first, as Python prints a chain
         frames = traceback.extract_tb(item.__traceback__)
-        lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
-        lines.append(f"{type(item).__module__}.{type(item).__qualname__}: {_redacted(str(item))}")
-    return "\n".join(lines) + "\n"
+        full += [line.rstrip("\n") for line in traceback.format_list(frames)]
+        bare += [f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}' for frame in frames]
+        name = f"{type(item).__module__}.{type(item).__qualname__}"
+        full.append(f"{name}: {item}")
+        bare.append(f"{name}: <message withheld: redaction failed>")
+    try:
+        from .redact import redact
+
+        return redact("\n".join(full)).text + "\n"
+    except Exception:  # redaction is unavailable: write nothing that could hold a secret
+        return "\n".join(bare) + "\n"
 
 
 def _append(path: Path, text: str) -> None:
@@ -100,6 +104,17 @@ def log_exception(exc: BaseException, base: Path | None = None, *, context: str 
         return path
     except Exception:  # never fail because of logging
         return None
+
+
+def redacted_message(exc: BaseException) -> str:
+    """``exc``'s message through the shipped redaction packs, for the one stderr line (which a hook's host hands
+    to the model); withheld when redaction is unavailable."""
+    try:
+        from .redact import redact
+
+        return redact(str(exc)).text
+    except Exception:
+        return "<message withheld: redaction failed>"
 
 
 def format_debug(exc: BaseException) -> str:

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ledger": ("_ledger", "verify the hash-chained evidence ledger"),
     "config": ("_config_cmd", "configuration files: verify (flip verified: true, keeping every byte else)"),
     "plugins": ("_plugins_cmd", "list loaded plug-ins with their distribution and version"),
+    "doctor": ("_doctor", "check the host sandbox settings the self-gate relies on; --print-settings HOST"),
 }
 
 
@@ -43,13 +44,15 @@ def _internal_error(command: str, exc: BaseException, debug: bool) -> int:
     """An exception that is not a VerigateError: one line naming it and the log, the traceback in the log (and on
     stderr with --debug). Exit 2, like every error that means "could not run": never 1, 3, 10 or 11, which are
     verdicts (rejected evidence, a tampered ledger, a CI signal) a crash must not be mistaken for."""
-    from .._errorlog import format_debug, log_exception
+    from .._errorlog import format_debug, log_exception, redacted_message
 
     path = log_exception(exc, context=f"verigate {command}")
     where = f"details in {path}" if path else "run with --debug for the traceback"
     if debug:
         print(format_debug(exc), end="", file=sys.stderr)
-    print(one_line(f"verigate {command}: internal error: {type(exc).__name__}: {exc} ({where})"), file=sys.stderr)
+    message = redacted_message(exc)
+    print(one_line(f"verigate {command}: internal error: {type(exc).__name__}: {message} ({where})"),
+          file=sys.stderr)
     return 2
 
 

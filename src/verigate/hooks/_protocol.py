@@ -189,8 +189,9 @@ def _reason(exc: BaseException, data: Mapping[str, Any] | None, stderr: TextIO) 
     ``VERIGATE_DEBUG=1``, to stderr), never to stderr by default: hosts hand stderr to the model."""
     reason = f"verigate hook error: {type(exc).__name__}: {exc}"
     if not isinstance(exc, VerigateError):
-        from .._errorlog import debug_enabled, format_debug, log_exception
+        from .._errorlog import debug_enabled, format_debug, log_exception, redacted_message
 
+        reason = f"verigate hook error: {type(exc).__name__}: {redacted_message(exc)}"
         path = log_exception(exc, _project_of(data), context="verigate hook")
         if path is not None:
             reason = f"{reason} (details in {path})"
