@@ -19,12 +19,14 @@ from ._errors import (
     RuleError,
     SchemaError,
     StoreError,
+    StrictJSONError,
     VerigateError,
 )
 
 #: ``typing`` costs milliseconds on every hook call; type checkers read this constant as typing.TYPE_CHECKING
 _TYPE_CHECKING = False
 if _TYPE_CHECKING:
+    from ._json import loads as strict_loads
     from ._models import (
         Candidate,
         FinalizeResult,
@@ -81,6 +83,7 @@ _LAZY = {
     "priority": "verigate._plugins",
     "run_gated": "verigate.gate",
     "run_gated_async": "verigate.gate",
+    "strict_loads": "verigate._json:loads",
 }
 
 
@@ -88,7 +91,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'verigate' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
+    module, _, attribute = module.partition(":")
+    value = getattr(_importlib.import_module(module), attribute or name)
     globals()[name] = value
     return value
 
@@ -123,6 +127,7 @@ __all__ = [
     "StopDirective",
     "StoreError",
     "Strengthen",
+    "StrictJSONError",
     "StructuralFinding",
     "Termination",
     "TerminationReason",
@@ -137,4 +142,5 @@ __all__ = [
     "priority",
     "run_gated",
     "run_gated_async",
+    "strict_loads",
 ]

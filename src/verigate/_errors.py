@@ -5,7 +5,8 @@
     VerigateError                      exit 2  (cannot run: usage, input, configuration)
     ├── ConfigError                    exit 2  a configuration file or mapping is invalid (file:line field)
     ├── InputError                     exit 2  bad input data (file:line field)
-    │   └── CandidateError             exit 2  a Candidate / Termination that cannot be built
+    │   ├── CandidateError             exit 2  a Candidate / Termination that cannot be built
+    │   └── StrictJSONError            exit 2  JSON from outside that is not one unambiguous value
     ├── SchemaError                    exit 2  a shipped or given JSON schema is unreadable
     ├── PluginError                    exit 2  a plug-in failed to load or registered something invalid
     ├── RuleError                      exit 2  a rule pack is invalid (file:line rule id)
@@ -40,6 +41,7 @@ __all__ = [
     "RuleError",
     "SchemaError",
     "StoreError",
+    "StrictJSONError",
     "VerigateError",
     "where",
 ]
@@ -86,6 +88,16 @@ class InputError(VerigateError):
 
 class CandidateError(InputError):
     """A Candidate or Termination cannot be built from the data given."""
+
+
+class StrictJSONError(InputError):
+    """Text that is not one unambiguous JSON value (see ``verigate.strict_loads``): malformed, a repeated key,
+    NaN/Infinity, a lone surrogate, nested past the bound, or too large. ``kind`` names which (``syntax``,
+    ``duplicate_key``, ``constant``, ``surrogate``, ``depth``, ``size``, ``type``)."""
+
+    def __init__(self, kind: str, message: str, *, source: str | None = None) -> None:
+        self.kind = kind
+        super().__init__(message, source=source)
 
 
 class SchemaError(VerigateError):

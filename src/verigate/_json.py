@@ -4,7 +4,8 @@ Python's ``json`` accepts what JSON does not promise to mean one thing: a repeat
 reader — SQLite's ``json_extract``, a first-wins parser — sees the first), ``NaN`` / ``Infinity``, lone surrogates
 (``"\\ud800"``, which no UTF-8 writer can store), and nesting deep enough to raise ``RecursionError``. An attacker
 who writes a judge reply, a hook's stdin, an evidence file or a ledger row uses exactly these to show two readers
-two different values. :func:`loads` refuses each with :class:`StrictJSONError` (an :class:`InputError`, exit 2;
+two different values. :func:`loads` (public as ``verigate.strict_loads``) refuses each with
+:class:`~verigate.StrictJSONError` (an :class:`InputError`, exit 2;
 callers that judge integrity, such as the ledger verifier, turn it into their own failure).
 
 Bounds: the text's size (``max_chars``) before decoding, and the nesting depth (``max_depth``) of the decoded value
@@ -18,27 +19,19 @@ import json
 import re
 from typing import Any
 
-from ._errors import InputError
+from ._errors import StrictJSONError
 
-__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_DEPTH", "StrictJSONError", "dumps", "loads"]
+__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_DEPTH", "MAX_RECORD_CHARS", "StrictJSONError", "dumps", "loads"]
 
 #: nesting deeper than this is refused before decoding (real verigate data nests < 20 levels)
 DEFAULT_MAX_DEPTH = 64
 #: 64 MiB of text; callers with smaller inputs pass their own, smaller bound
 DEFAULT_MAX_CHARS = 64 * 1024 * 1024
+#: one record file (RunEvidence, c3.json, an arbiter record, one record.jsonl line): far past any real one
+MAX_RECORD_CHARS = 16 * 1024 * 1024
 
 # a \uD8xx–\uDFxx escape: only then can a decoded string hold a lone surrogate (pairs decode to one char)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class StrictJSONError(InputError):
-    """Text that is not one unambiguous JSON value: malformed, a repeated key, NaN/Infinity, a lone surrogate,
-    nested past the bound, or too large. ``kind`` names which (``syntax``, ``duplicate_key``, ``constant``,
-    ``surrogate``, ``depth``, ``size``, ``type``)."""
-
-    def __init__(self, kind: str, message: str, *, source: str | None = None) -> None:
-        self.kind = kind
-        super().__init__(message, source=source)
 
 
 def _reject_constant(name: str) -> Any:

@@ -147,3 +147,19 @@ def secret_shaped(seed: int) -> dict[str, str]:
         "password": "pass" + "word=" + "".join(rng.choices(alnum, k=14)) + "9",
         "email": f"{name}.{name[::-1]}@{name}-mail.de",
     }
+
+
+def write_merge_task(root: Path) -> Path:
+    """TASK-0001 that reached MERGE_READY after one review repair round."""
+    return write_task(root, "TASK-0001", entries=[
+        receipt("repair_review", 1, "F-2"), state("MERGE_READY"),
+        merge_ready({"CI": "success", "lint": "success"}, {"F-1": "resolved"}, 1),
+    ])
+
+
+def complete_ev_for(task_dir: Path) -> dict[str, Any]:
+    """A synthetic complete EV of ``task_dir``: every field available (Phase 1 never produces one)."""
+    from verigate.evidence import produce
+
+    text = produce(task_dir, **produce_kwargs(routing_decisions="[]", harness_version_end=dict(HARNESS)))
+    return make_complete(json.loads(text))

@@ -47,7 +47,7 @@ def test_load_entries_recomputes_every_entry_id() -> None:
     tampered = good.replace("MERGE_READY", "HUMAN_ESCALATED")
     with pytest.raises(EvidenceError, match=r"r:1: entry_id mismatch"):
         load_entries(tampered, "r")
-    with pytest.raises(EvidenceError, match="r:2: line is broken"):
+    with pytest.raises(EvidenceError, match="r:2: line is not strict JSON"):
         load_entries(good + "{\n", "r")
     with pytest.raises(EvidenceError, match="must be a JSON object"):
         load_entries("[1]\n", "r")

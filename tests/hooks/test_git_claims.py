@@ -230,7 +230,7 @@ def test_corrupt_state_fails_loudly(repo: Repo, plugin: GitClaims) -> None:
     misses(plugin, "I updated README.md.")
     (state,) = (Path(repo.path) / ".verigate" / "git-claims").glob("*.json")
     state.write_text("{not json", encoding="utf-8")
-    with pytest.raises(Exception, match="not JSON"):
+    with pytest.raises(Exception, match="not strict JSON"):
         misses(plugin, "I updated README.md.")
 
 

@@ -80,6 +80,20 @@ TAMPERS: dict[str, tuple[Tamper, int]] = {
     "reordered rows": (lambda c: c.executescript("""UPDATE ledger SET seq = 100 WHERE seq = 2;
                                                     UPDATE ledger SET seq = 2 WHERE seq = 3;
                                                     UPDATE ledger SET seq = 3 WHERE seq = 100;"""), 2),
+    # a repeated key: json_extract (first wins) reads "completed", a last-wins reader the original value
+    "prepended repeated key": (lambda c: c.execute(
+        """UPDATE ledger SET payload = '{"action":"escalate","action":"accept","n":1}' WHERE seq = 2"""), 2),
+    "NaN in payload": (lambda c: c.execute("""UPDATE ledger SET payload = '{"action":"accept","n":NaN}'
+                                              WHERE seq = 2"""), 2),
+    "non-canonical payload": (lambda c: c.execute("""UPDATE ledger SET payload = '{"n": 0, "action": "accept"}'
+                                                     WHERE seq = 1"""), 1),
+    "deeply nested payload": (lambda c: c.execute(
+        "UPDATE ledger SET payload = '" + '{"a":' * 200 + "1" + "}" * 200 + "' WHERE seq = 3"), 3),
+    "lone surrogate in payload": (lambda c: c.execute(
+        """UPDATE ledger SET payload = CAST(X'7B226E223A22EDA080227D' AS TEXT) WHERE seq = 4"""), 4),
+    "BLOB kind": (lambda c: c.execute("UPDATE ledger SET kind = CAST('verification_policy' AS BLOB) WHERE seq = 2"),
+                  2),
+    "integer timestamp": (lambda c: c.execute("UPDATE ledger SET created_at = 1 WHERE seq = 5"), 5),
     "row inserted behind the store's back": (lambda c: c.execute(
         f"INSERT INTO ledger VALUES (6, 'k', '{{}}', '2030-01-01T00:00:00.000000Z', '{'0' * 64}', '{'0' * 64}')"),
         6),

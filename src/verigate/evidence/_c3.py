@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _json as strict_json
 from .._errors import EvidenceError
 from ._canonical import COMMIT_SHA, ISO_UTC, TASK_ID, canonical_hash, sha256_of_bytes
 
@@ -42,9 +42,9 @@ _MARKERS = (("review-self.md", "C1-VERDICT", "PASS"), ("review-external.md", "C2
 def parse_c3(text: str, source: str) -> dict[str, Any]:
     """Parse c3.json strictly; a legacy record (no ``approval_kind`` key) or any other kind is refused."""
     try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvidenceError([f"{source}:{exc.lineno}: not strict JSON: {exc.msg}"]) from exc
+        record = strict_json.loads(text, max_chars=strict_json.MAX_RECORD_CHARS)
+    except strict_json.StrictJSONError as exc:
+        raise EvidenceError([f"{source}: not strict JSON: {exc.message}"]) from None
     if not isinstance(record, dict):
         raise EvidenceError([f"{source}: the root must be an object"])
     if "approval_kind" not in record:

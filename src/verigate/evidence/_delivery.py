@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import _json as strict_json
 from .._errors import EvidenceError
 from ._canonical import COMMIT_SHA, canonical_hash
 from ._privacy import Escalation, redact
@@ -54,9 +54,9 @@ def load_entries(text: str, source: str) -> tuple[dict[str, Any], ...]:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvidenceError([f"{source}:{number}: line is broken JSON: {exc.msg}"]) from exc
+            entry = strict_json.loads(line, max_chars=strict_json.MAX_RECORD_CHARS)
+        except strict_json.StrictJSONError as exc:
+            raise EvidenceError([f"{source}:{number}: line is not strict JSON: {exc.message}"]) from None
         if not isinstance(entry, dict):
             raise EvidenceError([f"{source}:{number}: an entry must be a JSON object"])
         if "entry_id" in entry and entry["entry_id"] != entry_id(entry):

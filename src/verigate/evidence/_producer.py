@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import _json as strict_json
 from .._errors import EvidenceError
 from ._arbiter import records_for_run
 from ._c3 import check_c3
@@ -94,9 +94,9 @@ def _json_flag(value: Any, flag: str, errors: list[str]) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        errors.append(f"{flag} is not JSON: {exc.msg}")
+        return strict_json.loads(value, max_chars=strict_json.MAX_RECORD_CHARS)
+    except strict_json.StrictJSONError as exc:
+        errors.append(f"{flag} is not strict JSON: {exc.message}")
         return None
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from .. import _json as strict_json
 from .._errors import EvidenceError, InputError
 from ._c3 import ARTIFACTS, parse_c3
 from ._delivery import load_entries
@@ -66,8 +66,8 @@ def read_arbiter_records(runs_dir: Path | None) -> tuple[Any, ...]:
     records: list[Any] = []
     for path in sorted(runs_dir.glob("*.json")):
         try:
-            records.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            records.append(strict_json.loads(path.read_bytes(), max_chars=strict_json.MAX_RECORD_CHARS))
+        except (OSError, strict_json.StrictJSONError):  # not a record this verifier can trust to mean one thing
             continue
     return tuple(records)
 

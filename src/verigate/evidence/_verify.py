@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 
+from .. import _json as strict_json
 from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
 from ._arbiter import is_arbiter_record, records_for_run
 from ._c3 import check_c3
@@ -235,14 +235,11 @@ def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_p
         record: Any = dict(ev)
     else:
         try:
-            record = json.loads(Path(ev).read_text(encoding="utf-8"), parse_constant=_refuse_constant)
-        except (OSError, UnicodeDecodeError) as exc:
+            record = strict_json.loads(Path(ev).read_bytes(), max_chars=strict_json.MAX_RECORD_CHARS)
+        except OSError as exc:
             raise EvidenceError([f"the EV file cannot be read: {exc}"]) from exc
-        except ValueError as exc:
-            raise EvidenceError([f"the EV is not strict JSON: {exc}"]) from exc
+        except strict_json.StrictJSONError as exc:  # a repeated key would let two readers see two records
+            raise EvidenceError([f"the EV is not strict JSON: {exc.message}"]) from None
     schema = load_evidence_schema(Path(schema_path) if schema_path is not None else None)
     verify_record(record, Path(task_dir), schema, Path(runs_dir) if runs_dir is not None else None)
 
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

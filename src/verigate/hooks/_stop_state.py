@@ -9,6 +9,7 @@ from pathlib import Path
 
 import attrs
 
+from .. import _json as strict_json
 from .._errors import InputError
 from .._fileio import replace_file
 
@@ -47,9 +48,9 @@ def load_state(project_dir: Path, session_key: str) -> StopState:
     except OSError as exc:
         raise InputError(f"cannot read the Stop hook state: {exc}", source=str(path)) from exc
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text, max_chars=4096)
         return StopState(str(data["request_sha256"]), int(data["blocks_in_row"]), int(data["errors_in_row"]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (strict_json.StrictJSONError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"the Stop hook state is corrupt: {exc}", source=str(path)) from exc
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import sqlite3
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+from .. import _json as strict_json
 from .._errors import LedgerTamperedError, ReviewError, StoreError
 from .._models import SessionState
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
@@ -35,6 +35,10 @@ log = logging.getLogger("verigate.store")
 _REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pending_text, candidate, verdict, "
                    "created_at, resolved_at, resolved_by, note")
 _LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
+_LEDGER_TEXT_COLUMNS = _LEDGER_COLUMNS.split(", ")[1:]
+# every text column's storage class and its raw bytes: verification decodes them itself (see _ledger_rows)
+_LEDGER_COLUMNS_AS_BYTES = ", ".join(["seq", *(f"typeof({name})" for name in _LEDGER_TEXT_COLUMNS),
+                                      *(f"CAST({name} AS BLOB)" for name in _LEDGER_TEXT_COLUMNS)])
 _Decision = Literal["approved", "rejected", "expired"]
 #: what the sqlite3 module raises, including for an integer too large for an SQLite INTEGER
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError)
@@ -217,9 +221,9 @@ class SqliteStore:
 
     def _load(self, text: str, what: str) -> Any:
         try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise StoreError(f"stored {what} is not valid JSON: {exc}", source=self.path) from exc
+            return strict_json.loads(text)
+        except strict_json.StrictJSONError as exc:
+            raise StoreError(f"stored {what} is not strict JSON: {exc.message}", source=self.path) from None
 
     # sessions and attempts
 
@@ -425,13 +429,30 @@ class SqliteStore:
             return self._insert_ledger(conn, kind, payload_json, self._now())
 
     def _ledger_rows(self, conn: sqlite3.Connection) -> Iterator[LedgerRow]:
-        for seq, kind, payload, created_at, prev_hash, row_hash in conn.execute(
-                f"SELECT {_LEDGER_COLUMNS} FROM ledger ORDER BY seq"):
+        """The rows in ``seq`` order, each read as strictly as it was written: a column of the wrong type (a BLOB
+        kind), text that is not UTF-8 (a lone surrogate), a payload that is not strict JSON (a repeated key — which
+        SQLite's ``json_extract`` would read first-wins — NaN, deep nesting) or not in canonical form is tampering
+        (nothing verigate writes looks like that), so no two readers can see two different rows."""
+        cursor = conn.execute(f"SELECT {_LEDGER_COLUMNS_AS_BYTES} FROM ledger ORDER BY seq")
+        columns = len(_LEDGER_TEXT_COLUMNS)
+        for raw in cursor:
+            seq, storage, values = raw[0], raw[1:1 + columns], raw[1 + columns:]
+            where = f"seq {seq}"
+            if not isinstance(seq, int) or any(kind != "text" for kind in storage):
+                raise LedgerTamperedError("a column holds a value of the wrong type", source=self.path, field=where)
             try:
-                loaded = json.loads(payload)
-            except (TypeError, ValueError) as exc:
-                raise LedgerTamperedError(f"payload is not valid JSON ({exc})", source=self.path,
-                                          field=f"seq {seq}") from exc
+                kind, payload, created_at, prev_hash, row_hash = (value.decode("utf-8") for value in values)
+            except UnicodeDecodeError as exc:
+                raise LedgerTamperedError(f"a column is not UTF-8 text ({exc.reason})", source=self.path,
+                                          field=where) from None
+            try:
+                loaded = strict_json.loads(payload)
+            except strict_json.StrictJSONError as exc:
+                raise LedgerTamperedError(f"payload is not strict JSON ({exc.message})", source=self.path,
+                                          field=where) from None
+            if not isinstance(loaded, dict) or canonical_json(loaded) != payload:
+                raise LedgerTamperedError("payload is not the canonical JSON of an object", source=self.path,
+                                          field=where)
             yield LedgerRow(seq=seq, kind=kind, payload=loaded, created_at=created_at, prev_hash=prev_hash,
                             row_hash=row_hash)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from verigate import InputError
+from verigate import InputError, StrictJSONError, strict_loads
 
 from ._repo import STATE_FOLDER
 
@@ -46,9 +46,9 @@ def _read(path: Path) -> dict[str, Any] | None:
     except OSError as exc:
         raise InputError(f"cannot read the git-claims state: {exc}", source=str(path)) from exc
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the git-claims state is not JSON: {exc.msg}", source=str(path), line=exc.lineno) from exc
+        data = strict_loads(text)
+    except StrictJSONError as exc:
+        raise InputError(f"the git-claims state is not strict JSON: {exc.message}", source=str(path)) from None
     if not isinstance(data, dict) or data.get("version") != 1:
         raise InputError("the git-claims state has an unknown shape (expected version 1)", source=str(path))
     return data
