@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import secrets
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,13 @@ def test_an_extra_pack_can_turn_off_a_default_rule(tmp_path: Path) -> None:
 def test_a_weak_password_is_still_a_password() -> None:
     weak = "pass" + "word" + "123"
     assert weak not in redact(f'db_password = "{weak}"').text
+
+
+def test_text_shaped_like_a_placeholder_does_not_protect_a_token() -> None:
+    """Only placeholders naming one of the redactor's own rules are skipped (that is what keeps redaction
+    idempotent); a token written inside ``[REDACTED:...#1]`` by whoever wrote the text is still found."""
+    slack = "xo" + "xb-" + "1234567890-" + secrets.token_hex(12)
+    result = redact(f"copied [REDACTED:{slack}#1] from the log")
+    assert slack not in result.text
+    assert result.text == "copied [REDACTED:[REDACTED:slack-token#1]#1] from the log"
+    assert redact(result.text).text == result.text

@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_PACKS", "PLACEHOLDER", "RulePackRedactor", "as_text", "redac
 DEFAULT_PACKS = ("secrets", "pii", "privacy")
 _CATEGORIES: frozenset[str] = frozenset({"secret", "personal_data", "privacy"})
 #: what every placeholder looks like; text already inside one is never matched again (redaction is idempotent)
-PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9.-]+#\d+\]")
+PLACEHOLDER = re.compile(r"\[REDACTED:(?P<rule>[a-z0-9.-]+)#\d+\]")
 
 
 def as_text(data: str | bytes) -> str:
@@ -119,7 +119,10 @@ class RulePackRedactor:
 
     def redact(self, text: str | bytes) -> RedactionResult:
         scanned = as_text(text)
-        protected = [found.span() for found in PLACEHOLDER.finditer(scanned)] if "[REDACTED:" in scanned else []
+        # only placeholders naming one of this redactor's rules are its own output: anything else shaped like one
+        # (``[REDACTED:<a lowercase token>#1]``, written by whoever wrote the text) is scanned like any text
+        protected = [found.span() for found in PLACEHOLDER.finditer(scanned)
+                     if found.group("rule") in self.categories] if "[REDACTED:" in scanned else []
 
         def inside_placeholder(match: Match) -> bool:
             return any(start <= match.start and match.end <= end for start, end in protected)
