@@ -12,6 +12,7 @@ Every string input of every tool except the read-only ones (``READ_ONLY_TOOLS``)
 # ruff: noqa: PTH100, PTH111, PTH118, PTH119, PTH120, PTH122
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -188,7 +189,14 @@ def _shell_violation(command: str, paths: Paths, protected: Protected, cwd: str,
     from ._shellcheck import ShellCheck
 
     check = ShellCheck(paths, protected.bash_needles, cwd)
+    # the reader makes many small objects and no cycles: the cyclic collector's passes over them would grow with
+    # the command (full collections scan every live object) and make a long command's check super-linear
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return check.check(command), check.words
     except (TooComplex, RecursionError) as exc:
         return f"the command is too complex to check ({exc})", check.words
+    finally:
+        if collecting:
+            gc.enable()

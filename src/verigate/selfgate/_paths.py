@@ -16,12 +16,14 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-__all__ = ["GLOBS", "GLOB_ENTRIES", "Paths", "Target", "folds_case", "normal"]
+__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "normal"]
 
 #: directory entries a check may list while resolving globs, and distinct patterns it may resolve
 GLOB_ENTRIES = 20_000
 GLOBS = 512
 _MATCHES = 256
+#: no longer path names a file (Linux's PATH_MAX): a longer word is not checked as a path
+PATH_MAX = 4096
 #: files under a protected folder whose inodes are compared with a hard-linked file's
 _TREE_FILES = 2_000
 _GLOB_CHARS = frozenset("*?[")
@@ -92,6 +94,8 @@ class Paths:
         self._hits: dict[tuple[str, str], str | None] = {}
         self._globs: dict[tuple[str, str, bool], str | None] = {}
         self._inodes: set[tuple[int, int]] | None = None
+        self._named: list[tuple[Target, bool, list[list[str]]]] | None = None
+        self._tails: dict[tuple[str, bool], str | None] = {}
         self.entries_left = GLOB_ENTRIES
         self.globs_left = GLOBS
 
@@ -105,7 +109,7 @@ class Paths:
         return self._hits[key]
 
     def _hit(self, path: str, cwd: str) -> str | None:
-        if not path or "\x00" in path:
+        if not path or "\x00" in path or len(path) > PATH_MAX:
             return None
         try:
             candidate = normal(path, cwd)
@@ -128,7 +132,7 @@ class Paths:
 
     def ancestor(self, path: str, cwd: str) -> str | None:
         """The label of a protected target at or under ``path`` (``rm -rf .`` removes ``.verigate/`` too)."""
-        if not path or "\x00" in path:
+        if not path or "\x00" in path or len(path) > PATH_MAX:
             return None
         try:
             candidate = normal(path, cwd).rstrip(os.sep) + os.sep
@@ -186,7 +190,7 @@ class Paths:
         return self._globs[key]
 
     def _glob_hit(self, pattern: str, cwd: str, above: bool) -> str | None:
-        if "\x00" in pattern:
+        if "\x00" in pattern or len(pattern) > PATH_MAX:
             return None
         absolute = os.path.join(cwd, os.path.expanduser(pattern))
         parts = _parts(os.path.normpath(absolute))
@@ -205,20 +209,25 @@ class Paths:
     def names_match(self, parts: Sequence[str], anchored: bool, above: bool = False) -> str | None:
         """A protected target whose path components the glob components match (``anchored``: from the root;
         else as the tail of the path, for a relative glob after a ``cd`` the check could not follow)."""
-        for protected, target in self.targets:
-            folded = [part.casefold() for part in parts] if folds_case(protected) else parts
-            names = _parts(protected)
-            if target.glob is not None:
-                # a name the folder's glob covers, for files that may not exist yet (settings.local.json)
-                samples = [target.glob.replace("*", fill) for fill in ("", "local", ".local", "x")]
-                candidates = [[*names, sample] for sample in samples]
-            else:
-                candidates = [names]
+        if self._named is None:
+            self._named = [(target, folds_case(protected), self._samples(protected, target))
+                           for protected, target in self.targets]
+        for target, folds, candidates in self._named:
+            folded = [part.casefold() for part in parts] if folds else parts
             for path in candidates:
                 tails = [path] if anchored else [path[start:] for start in range(len(path))]
                 if any(_components_match(folded, tail, target.tree, above) for tail in tails):
                     return target.label
         return None
+
+    @staticmethod
+    def _samples(protected: str, target: Target) -> list[list[str]]:
+        """The component lists a glob is matched against: the target's path, or for a folder's glob (a name
+        the glob covers, for files that may not exist yet: ``settings.local.json``) a few names it covers."""
+        names = _parts(protected)
+        if target.glob is None:
+            return [names]
+        return [[*names, target.glob.replace("*", fill)] for fill in ("", "local", ".local", "x")]
 
     def _resolve(self, parts: Sequence[str]) -> Iterator[str]:
         """Existing paths the glob components match, listing directories within the budget (hidden names too)."""
@@ -254,10 +263,14 @@ class Paths:
     def tail_hit(self, tail: str, pattern: bool = False) -> str | None:
         """A protected target whose path ends with the relative ``tail`` (``settings.json`` after a ``cd`` to an
         unknown folder, ``$D/.claude/settings.json``); ``pattern``: the tail is an fnmatch pattern."""
-        parts = [part for part in _parts(os.path.normpath(tail)) if part not in (".", "..")]
-        if not parts:
+        key = (tail, pattern)
+        if len(tail) > PATH_MAX:
             return None
-        return self.names_match(parts if pattern else [_literal(part) for part in parts], anchored=False)
+        if key not in self._tails:
+            parts = [part for part in _parts(os.path.normpath(tail)) if part not in (".", "..")]
+            literal = parts if pattern else [_literal(part) for part in parts]
+            self._tails[key] = self.names_match(literal, anchored=False) if parts else None
+        return self._tails[key]
 
 
 def _literal(part: str) -> str:

@@ -62,7 +62,7 @@ _TOKEN = re.compile(r"[a-z0-9_-]+")
 NESTING = 3
 _NEEDS_READING = re.compile(r"[\s;&|<>()$`'\"\\]")
 #: working directories followed at most; past that the folder is unknown (tails match)
-_CWDS = 16
+_CWDS = 8
 
 
 class ShellCheck:
