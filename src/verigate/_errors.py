@@ -95,9 +95,9 @@ class StrictJSONError(InputError):
     NaN/Infinity, a lone surrogate, nested past the bound, or too large. ``kind`` names which (``syntax``,
     ``duplicate_key``, ``constant``, ``surrogate``, ``depth``, ``size``, ``type``)."""
 
-    def __init__(self, kind: str, message: str, *, source: str | None = None) -> None:
+    def __init__(self, kind: str, message: str, *, source: str | None = None, line: int | None = None) -> None:
         self.kind = kind
-        super().__init__(message, source=source)
+        super().__init__(message, source=source, line=line)
 
 
 class SchemaError(VerigateError):

@@ -120,8 +120,8 @@ def loads(
             raise StrictJSONError(exc.kind, exc.message, source=source) from None
         raise
     except json.JSONDecodeError as exc:
-        raise StrictJSONError("syntax", f"{exc.msg} (line {exc.lineno} column {exc.colno})", source=source) \
-            from None
+        raise StrictJSONError("syntax", f"{exc.msg} (line {exc.lineno} column {exc.colno})", source=source,
+                              line=exc.lineno) from None
     except RecursionError:  # deeper than the interpreter's own limit
         raise StrictJSONError("depth", f"nested deeper than {max_depth} levels", source=source) from None
     # fewer brackets than the bound cannot nest past it: the walk runs only for larger documents

@@ -164,7 +164,7 @@ def test_codex_rollout(tmp_path: Path) -> None:
     path.write_text(text)
     transcript = read_codex(path)
     events = list(transcript)
-    assert transcript.warnings == 1
+    assert transcript.warnings == 2  # the unknown "mystery" line and the arguments that are not strict JSON
     prompts = [event for event in events if isinstance(event, UserPrompt)]
     assert [(prompt.origin, prompt.typed) for prompt in prompts] == [("meta", False), ("typed", True)]
     uses = [event for event in events if isinstance(event, ToolUse)]

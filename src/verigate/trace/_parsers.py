@@ -14,6 +14,7 @@ from typing import Any, Literal
 import attrs
 
 from .. import _data
+from .. import _json as strict_json
 from .._errors import InputError
 from ..transcripts import CallPairer, ToolCall, ToolResult, ToolUse, Transcript, read_claude_code, read_codex
 from ..transcripts import CompactBoundary as _Compact
@@ -96,13 +97,9 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
     """
     path = Path(path)
     try:
-        with path.open("rb") as stream:
-            data = json.load(stream)
+        data = strict_json.loads(path.read_bytes(), source=str(path))
     except OSError as exc:
         raise _unreadable(path, exc) from exc
-    except (ValueError, RecursionError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(f"not JSON: {getattr(exc, 'msg', exc)}", source=str(path), line=line) from exc
     _data.validate(TRACES_SCHEMA, data, source=str(path))
     items = data if isinstance(data, list) else data.get("runs", data.get("tasks", []))
     runs: list[tuple[str, dict[str, Any]]] = []

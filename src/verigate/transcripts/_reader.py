@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import _json as strict_json
 from ._events import AssistantText, CompactBoundary, Event, PromptOrigin, ToolResult, ToolUse, UserPrompt
 
 __all__ = ["MAX_WARNING_SAMPLES", "Transcript", "decode_line", "read_claude_code", "read_codex"]
@@ -305,9 +306,9 @@ def _codex_output(output: Any) -> tuple[str, bool | None]:
     if not isinstance(output, str):
         return "", None
     if output.startswith("{"):
-        try:
-            wrapped = json.loads(output)
-        except ValueError:
+        try:  # strictly: a repeated "output" or exit_code key must not pick what the grade sees
+            wrapped = strict_json.loads(output, max_chars=len(output))
+        except strict_json.StrictJSONError:
             wrapped = None
         if isinstance(wrapped, dict) and "output" in wrapped:
             metadata = wrapped.get("metadata")
@@ -344,9 +345,10 @@ def _codex_item(reader: Transcript, number: int, item: Mapping[str, Any]) -> Ite
         tool_input: dict[str, Any]
         if kind == "function_call":
             arguments = item.get("arguments")
-            try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-            except ValueError:
+            try:  # strictly: {"command": "ls", "command": "rm -rf /"} is no input to pick one command from
+                parsed = strict_json.loads(arguments) if isinstance(arguments, str) else arguments
+            except strict_json.StrictJSONError as exc:
+                reader.warn(number, f"function_call arguments are not strict JSON ({exc.kind})")
                 parsed = None
             tool_input = parsed if isinstance(parsed, dict) else {"arguments": arguments}
         elif kind == "custom_tool_call":
