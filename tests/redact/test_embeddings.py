@@ -77,6 +77,20 @@ def test_views_map_every_character_back_to_where_it_came_from() -> None:
     assert text[slice(*decoded.original_span(0, 5))] == text
 
 
+def test_views_hold_only_the_lines_a_view_can_change() -> None:
+    """Lines without a backslash, percent-escape or ESC read the same in every view: they are left out, and
+    findings on the lines kept still map to their place in the original."""
+    first, second = TOKENS["npm-token"](), TOKENS["github-classic-token"]()
+    text = "\n".join(["plain one", f"a\\n{first}", "plain two", "plain three", f"\x1b[1m{second}", "end"])
+    derived = views(text)
+    assert derived and all("plain" not in view.text and "end" not in view.text for view in derived)
+    result = redact(text)
+    assert result.text == "\n".join(["plain one", "a\\n[REDACTED:npm-token#1]", "plain two", "plain three",
+                                     "\x1b[1m[REDACTED:github-classic-token#1]", "end"])
+    spans = {(f.rule_id, text[f.start:f.end]) for f in result.findings}
+    assert spans == {("npm-token", first), ("github-classic-token", second)}
+
+
 def test_text_without_escapes_has_no_views() -> None:
     assert views("plain text, 100% ordinary: no escapes here") == []
 

@@ -137,13 +137,49 @@ def _unescaped(view: View) -> View | None:
     return _derive(view, text, ((found.start(), found.end(), _decoded(found)) for found in _ESCAPE.finditer(text)))
 
 
+#: where a view can differ from the original: a backslash, a percent-escape, an ESC or C1 introducer, caret ESC
+_CHANGE_HINT = re.compile(r"[\\\x1b\x90\x98\x9b-\x9f]|%[0-7][0-9a-fA-F]|\^\[")
+
+
+def _focus(root: View) -> View | None:
+    """The lines of ``root`` that hold something a view could change, joined by their own line ends (all of
+    ``root`` when every line does; None when none does). Lines without one read the same in every view, and
+    matches there are the original scan's: a file of source code with a few escapes costs a few lines more."""
+    text = root.text
+    lines: list[tuple[int, int]] = []
+    position = 0
+    while (hint := _CHANGE_HINT.search(text, position)) is not None:
+        start = text.rfind("\n", 0, hint.start()) + 1
+        end = text.find("\n", hint.end())
+        end = len(text) if end == -1 else end
+        lines.append((start, end))
+        position = end + 1
+    if not lines:
+        return None
+    if lines == [(0, len(text))]:
+        return root
+    starts: list[int] = []
+    sources: list[tuple[int, int, bool]] = []
+    length = 0
+    for start, end in lines:
+        # each line and the line end after it (the last line of the text has none)
+        stop = min(end + 1, len(text))
+        starts.append(length)
+        sources.append((start, stop, True))
+        length += stop - start
+    return View("".join(text[start:stop] for start, stop, _ in sources), root, tuple(starts), tuple(sources))
+
+
 def views(text: str) -> list[View]:
     """The normalised views of ``text`` worth scanning (empty for most texts: only those holding a backslash,
     a percent-escape or an escape sequence have any): each decoding level (JSON escapes, percent-escapes), and
     the original and each level with ANSI escape sequences removed and with each replaced by a space."""
     found: list[View] = []
-    seen = {text}
-    current = View(text, None, (0,), ((0, len(text), True),))
+    focus = _focus(View(text, None, (0,), ((0, len(text), True),)))
+    if focus is None:
+        return found
+    seen = {text, focus.text}
+    current = focus
     for level in range(MAX_DECODE_LEVELS + 1):
         for separator in ("", " "):
             stripped = _without_ansi(current, separator)
