@@ -64,6 +64,13 @@ def test_an_integer_card_number_is_redacted_and_personal_data() -> None:
     assert str(card) not in json.dumps(redacted)
 
 
+def test_a_negative_card_number_is_still_a_card_number() -> None:
+    card = _card()
+    redacted, findings = EGRESS.value({"card": -card, "float": -float(card)})
+    assert redacted == {"card": "-[REDACTED:payment-card-number#1]", "float": "-[REDACTED:payment-card-number#1].0"}
+    assert [(finding.start, finding.end) for finding in findings] == [(1, 1 + len(str(card)))] * 2
+
+
 def test_a_float_card_number_and_a_number_key_are_scanned() -> None:
     card = _card()
     redacted, findings = EGRESS.value({card: "key", "f": float(card)})

@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from ._base import Finding, RedactionResult
 from ._redactor import as_text
 
@@ -69,14 +71,19 @@ def _number(node: int | float, key: str | None, scan: Scanner, findings: list[Fi
     """The number as a plain int or float while its text matches nothing; else (or when it has no JSON form:
     NaN, infinities, integers too long to print) the redacted text."""
     text = text_of(node)
-    result = scan(text, key)
-    findings.extend(result.findings)
-    if result.text != text:
-        return result.text
+    # the sign is no part of any number format a rule knows (and the card rule refuses digits after a hyphen,
+    # so that ranges such as 1-4111... stay): scan the digits of a negative number as they are
+    sign = "-" if text.startswith("-") else ""
+    result = scan(text[len(sign):], key)
+    findings.extend(attrs.evolve(finding, start=finding.start + len(sign), end=finding.end + len(sign))
+                    for finding in result.findings)
+    shown = sign + result.text
+    if shown != text:
+        return shown
     if isinstance(node, int):
         return int.__int__(node) if text.lstrip("-").isdigit() else text
     plain = float.__float__(node)
-    return plain if math.isfinite(plain) else result.text
+    return plain if math.isfinite(plain) else text
 
 
 def redact_value(value: Any, scan: Scanner) -> tuple[Any, tuple[Finding, ...]]:
