@@ -138,28 +138,60 @@ def test_a_transcript_that_never_opens_is_answered_by_the_watchdog(tmp_path: Pat
     assert "ran out of time" in json.loads(out)["stopReason"]
 
 
-LINGER = '''"""Starts a thread that keeps the interpreter from exiting (as a careless plug-in might)."""
-import threading
-import time
+#: sitecustomize modules that make the pre-tool-use check misbehave once the hook runs (after any fork)
+CHECKS = {
+    "lingers": "import threading, time\n"
+               "def check(*args, **kwargs):\n"
+               "    threading.Thread(target=time.sleep, args=(120,), daemon=False).start()  # a careless plug-in\n"
+               "    return ('allow', '', '')\n",
+    "holds-the-gil": "import re\n"
+                     "def check(*args, **kwargs):\n"
+                     "    re.match(r'(a+)+$', 'a' * 40 + 'b')  # backtracks for hours inside C, holding the GIL\n"
+                     "    return ('allow', '', '')\n",
+    "dies": "import os, signal\n"
+            "def check(*args, **kwargs):\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)  # a crash no exception handler sees\n",
+}
 
-threading.Thread(target=time.sleep, args=(120,), daemon=False).start()
-'''
+
+def _misbehaving(tmp_path: Path, how: str) -> subprocess.Popen[str]:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        CHECKS[how] + "import verigate.selfgate._quick as quick\nquick.quick_tool_decision = check\n",
+        encoding="utf-8")
+    env = _env(**{DEADLINE_ENV: "2", "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(site), os.environ.get("PYTHONPATH", "")]))})
+    process = _start("claude-code", "pre-tool-use", env, tmp_path)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
+                                    "tool_name": "Read", "tool_input": {"file_path": "README.md"}}))
+    process.stdin.close()
+    return process
 
 
 def test_a_process_that_answered_but_lingers_is_ended_with_its_answer(tmp_path: Path) -> None:
     """A non-daemon thread would keep the hook alive past the host's timeout, which discards the answer."""
-    (tmp_path / "sitecustomize.py").write_text(LINGER, encoding="utf-8")
-    env = _env(**{DEADLINE_ENV: "2", "PYTHONPATH": os.pathsep.join(filter(None, [
-        str(tmp_path), os.environ.get("PYTHONPATH", "")]))})
-    process = _start("claude-code", "pre-tool-use", env, tmp_path)
-    assert process.stdin is not None
     started = time.monotonic()
-    process.stdin.write(json.dumps({"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
-                                    "tool_name": "Read", "tool_input": {"file_path": "README.md"}}))
-    process.stdin.close()
-    code, out, err = _finish(process, timeout=60)
+    code, out, err = _finish(_misbehaving(tmp_path, "lingers"), timeout=60)
     assert time.monotonic() - started < 60
     assert (code, out.strip(), err.strip()) == (0, "", "")  # the Read is allowed: no output, exit 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="only a supervising process can stop C code holding the GIL")
+def test_c_code_holding_the_gil_is_answered_at_the_deadline(tmp_path: Path) -> None:
+    started = time.monotonic()
+    code, out, err = _finish(_misbehaving(tmp_path, "holds-the-gil"), timeout=60)
+    assert time.monotonic() - started < 30  # the regular expression alone would run for hours
+    _assert_fail_closed("claude-code", "pre-tool-use", code, out, err)
+    assert "deadline" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a killed hook process can only be answered for by its parent")
+def test_a_hook_process_that_dies_is_answered_for(tmp_path: Path) -> None:
+    code, out, err = _finish(_misbehaving(tmp_path, "dies"), timeout=60)
+    _assert_fail_closed("claude-code", "pre-tool-use", code, out, err)
+    assert "ended without an answer (killed by signal 9)" in err
 
 
 # ------------------------------------------------------------------------------------------- the watchdog itself

@@ -1,18 +1,21 @@
 """``verigate hook <host> <event>``: thin host wrappers (stdin JSON -> verigate -> host JSON), answering in time.
 
 The watchdog is armed before the hook's module is imported: whatever the input does to the hook (a hang in the
-configuration, the transcript, a plug-in, stdin that never ends), the host gets the fail-closed answer below
-before its own timeout would let the action through.
+configuration, the transcript, a plug-in, stdin that never ends, a regular expression that never returns), the
+host gets the fail-closed answer below before its own timeout would let the action through. On POSIX the hook
+runs in a forked child supervised by the original process (see ``hooks._protocol.supervise``); elsewhere a
+watchdog thread alone answers, which cannot interrupt C code that holds the GIL.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..hooks._protocol import DEADLINE_ENV, HookAnswer, arm_watchdog, run_hook, watchdog_deadline_s
+from ..hooks._protocol import DEADLINE_ENV, HookAnswer, arm_watchdog, run_hook, supervise, watchdog_deadline_s
 
 #: (host, event) -> "module:function" under verigate.hooks; the function is ``main() -> int``
 EVENTS: dict[tuple[str, str], str] = {
@@ -57,7 +60,10 @@ def main(argv: Sequence[str]) -> int:
         return 2
     host, event = argv
     seconds = watchdog_deadline_s("stop" if event in STOP_EVENTS else "tool")
-    arm_watchdog(seconds, deadline_answer(host, event, seconds))
+    if hasattr(os, "fork"):  # a supervising parent process: it can stop even C code that holds the GIL
+        supervise(seconds, lambda reason: fail_closed_answer(host, event, reason))  # returns in the child only
+    else:
+        arm_watchdog(seconds, deadline_answer(host, event, seconds))
     module_name, function_name = EVENTS[(host, event)].split(":")
     try:
         function = getattr(importlib.import_module(module_name), function_name)

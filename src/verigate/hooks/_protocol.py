@@ -13,9 +13,12 @@ watchdog bounds everything written in Python, which is everything verigate itsel
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import select
+import signal
 import sys
 import threading
 import time
@@ -40,6 +43,7 @@ __all__ = [
     "hook_started",
     "read_hook_input",
     "run_hook",
+    "supervise",
     "watchdog_deadline_s",
 ]
 
@@ -90,8 +94,11 @@ class Watchdog:
     The answer is encoded when armed: at the deadline nothing is imported or computed (the main thread may hold
     the import lock)."""
 
-    def __init__(self, seconds: float, answer: HookAnswer, *, exit_: Callable[[int], Any] = os._exit) -> None:
+    def __init__(self, seconds: float, answer: HookAnswer, *, exit_: Callable[[int], Any] = os._exit,
+                 status_fd: int | None = None) -> None:
         self.started = time.monotonic()
+        #: under :func:`supervise`: where the exit code of the written answer is reported to the supervisor
+        self._status_fd = status_fd
         self.deadline = self.started + seconds
         code, payload, message = answer
         self._code = code if code != 1 else 2
@@ -117,6 +124,12 @@ class Watchdog:
     def answered(self, code: int) -> None:
         """The hook's answer is written; ``code`` is what the process will exit with."""
         self._answered_code = code
+        self._report(code)
+
+    def _report(self, code: int) -> None:
+        if self._status_fd is not None:
+            with contextlib.suppress(OSError):  # the supervisor is gone: nobody to tell
+                os.write(self._status_fd, bytes([code & 0xFF]))
 
     def _run(self) -> None:
         time.sleep(max(0.0, self.deadline - time.monotonic()))
@@ -134,15 +147,123 @@ class Watchdog:
         except OSError:  # an answer that cannot be written: exit 2 still blocks
             self._exit(2)
             return
+        self._report(self._code)
         self._exit(self._code)
 
 
-def arm_watchdog(seconds: float, answer: HookAnswer) -> Watchdog:
+def arm_watchdog(seconds: float, answer: HookAnswer, *, status_fd: int | None = None) -> Watchdog:
     """Start this process's watchdog (``verigate hook`` does, first thing); :func:`run_hook` then claims the
     answer before writing it."""
     global _watchdog
-    _watchdog = Watchdog(seconds, answer).start()
+    _watchdog = Watchdog(seconds, answer, status_fd=status_fd).start()
     return _watchdog
+
+
+# ------------------------------------------------------------------------------------------- the supervisor
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(descriptor, data):]
+
+
+class _Child:
+    """The supervisor's view of the forked hook: what it wrote to stdout, the exit code it reported once its answer
+    was written, and whether it has ended (the status pipe closes when the child process does)."""
+
+    def __init__(self, pid: int, out_read: int, status_read: int) -> None:
+        self.pid = pid
+        self.out = bytearray()
+        self.status = bytearray()
+        self._status_read = status_read
+        self._open = {out_read: self.out, status_read: self.status}
+
+    @property
+    def ended(self) -> bool:
+        return self._status_read not in self._open
+
+    def _read(self, timeout: float) -> bool:
+        """Read whatever is ready within ``timeout``; False when nothing was."""
+        ready, _, _ = select.select(list(self._open), [], [], max(0.0, timeout))
+        for descriptor in ready:
+            data = os.read(descriptor, 65536)
+            if not data:
+                del self._open[descriptor]
+            elif len(self._open[descriptor]) < MAX_HOOK_STDIN_BYTES:  # a flood is cut, never stored whole
+                self._open[descriptor] += data
+        return bool(ready)
+
+    def pump(self, deadline: float, done: Callable[[], bool]) -> None:
+        """Collect output until ``done()`` or the deadline."""
+        while self._open and not done() and time.monotonic() < deadline:
+            self._read(deadline - time.monotonic())
+
+    def drain(self) -> None:
+        """Collect what is already written (the answer was flushed before its code was reported)."""
+        while self._open and self._read(0.0):
+            pass
+
+    def end(self) -> int | None:
+        """Kill the child if it is still running; its wait status (None when unknown)."""
+        if not self.ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        try:
+            return os.waitpid(self.pid, 0)[1]
+        except ChildProcessError:
+            return None
+
+
+def _deadline_reason(seconds: float) -> str:
+    return f"verigate hook deadline: no answer within {seconds:g} s (see {DEADLINE_ENV})"
+
+
+def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
+    """Run the rest of this hook in a forked child and answer for it (POSIX; elsewhere the thread watchdog alone).
+
+    A thread cannot stop C code that holds the GIL (a backtracking regular expression); a parent process can. The
+    child returns from this call and runs the hook with its stdout into a pipe, reporting its exit code through a
+    second pipe once its answer is written. The parent never returns: it relays that answer and waits for the
+    child to end (until the deadline), or — past the deadline, or when the child dies without an answer — kills it
+    and writes ``answer_for(reason)`` itself. Exactly one answer is written, in time."""
+    deadline = time.monotonic() + seconds
+    out_read, out_write = os.pipe()
+    status_read, status_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the hook itself, its stdout into the pipe
+        os.close(out_read)
+        os.close(status_read)
+        os.dup2(out_write, 1)
+        os.close(out_write)
+        arm_watchdog(seconds, answer_for(_deadline_reason(seconds)), status_fd=status_write)
+        return
+    os.close(out_write)
+    os.close(status_write)
+    child = _Child(pid, out_read, status_read)
+    child.pump(deadline, lambda: bool(child.status) or child.ended)
+    try:
+        if child.status:  # answered: relay the answer, give the child until the deadline to end by itself
+            child.drain()
+            _write_all(1, bytes(child.out))
+            child.pump(deadline, lambda: child.ended)
+            child.end()
+            os._exit(child.status[0] if child.status[0] != 1 else 2)
+        ended = child.ended
+        wait_status = child.end()
+        if ended:
+            how = ("killed by signal " + str(os.WTERMSIG(wait_status)) if wait_status is not None
+                   and os.WIFSIGNALED(wait_status) else f"exit status {wait_status}")
+            reason = f"verigate hook error: the hook process ended without an answer ({how})"
+        else:
+            reason = _deadline_reason(seconds)
+        code, payload, message = answer_for(reason)
+        if payload is not None:
+            _write_all(1, (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii"))
+        if message:
+            _write_all(2, (message.rstrip("\n") + "\n").encode("utf-8", "backslashreplace"))
+    except OSError:
+        os._exit(2)
+    os._exit(code if code != 1 else 2)
 
 
 def hook_started() -> float | None:
