@@ -179,6 +179,34 @@ def test_codex_rollout(tmp_path: Path) -> None:
     assert any(isinstance(event, AssistantText) for event in events)
 
 
+@pytest.mark.parametrize(
+    ("output", "ok"),
+    [
+        ("Chunk ID: 1a2b\nWall time: 0.41 seconds\nProcess exited with code 3\nOriginal token count: 4\n"
+         "Output:\nboom", False),
+        ("Chunk ID: 1a2b\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nok", True),
+        ("Exit code: 2\nWall time: 1 seconds\nOutput:\nboom", False),
+        ("Exit code: 0\nOutput:\nok", True),
+        # only the header speaks: what the command printed is not its status (no status: a returned call is ok)
+        ("Chunk ID: 9\nOutput:\nProcess exited with code 1", True),
+        ("all good\nExit code: 1", True),
+        ("Chunk ID: 9\nWall time: 0.1 seconds\n\nProcess exited with code 1", True),
+    ],
+)
+def test_codex_exit_status_is_read_anywhere_in_the_output_header(tmp_path: Path, output: str,
+                                                                 ok: bool) -> None:
+    path = tmp_path / "rollout-2026-12-01T00-00-00-abc.jsonl"
+    path.write_text(codex_lines([
+        ("session_meta", {"id": "abc", "cwd": "/work/proj", "cli_version": "0.169.0"}),
+        ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                           "arguments": json.dumps({"cmd": "pytest"})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c1", "output": output}),
+    ]))
+    [call] = last_turn(path, host="codex").tool_calls
+    assert call.ok is ok
+
+
 def test_pairer_releases_in_issue_order_and_gives_up_on_old_calls() -> None:
     pairer = CallPairer(max_pending=2)
     assert pairer.add_use(ToolUse("a", "A", {}, 1)) == []

@@ -36,7 +36,12 @@ _INTERRUPT_PREFIX = "[Request interrupted by user"
 #: Codex injects these as user-role messages; they are context, not a person's request
 _CODEX_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<permissions", "# AGENTS.md",
                            "<user_shell_command>", "<turn_aborted>")
-_CODEX_EXIT_CODE = re.compile(r"\A(?:Exit code: |Process exited with code )(-?\d+)")
+#: the exit status line of a Codex tool output's header ("Exit code: 2", "Process exited with code 3")
+_CODEX_EXIT_CODE = re.compile(r"(?:Exit code: |Process exited with code )(-?\d+)\s*\Z")
+#: a header line of a Codex tool output ("Chunk ID: …", "Wall time: 0.2 seconds", "Original token count: 12")
+_CODEX_HEADER_LINE = re.compile(r"[A-Z][A-Za-z ]{0,40}: \S.*\Z|Process exited with code -?\d+\s*\Z")
+#: a header is a few lines; output after it (or after "Output:") is the command's own text, never read for status
+_CODEX_HEADER_LINES = 8
 #: exec events whose outputs have not arrived yet, kept to mark failures; bounded so memory stays flat
 _CODEX_PENDING_EXITS = 1024
 
@@ -315,8 +320,23 @@ def _codex_output(output: Any) -> tuple[str, bool | None]:
             exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             text = str(wrapped["output"])
             return text, (exit_code != 0) if isinstance(exit_code, int) else None
-    match = _CODEX_EXIT_CODE.match(output)
-    return output, (match.group(1) != "0") if match else None
+    exit_code = _codex_exit_code(output)
+    return output, (exit_code != 0) if exit_code is not None else None
+
+
+def _codex_exit_code(output: str) -> int | None:
+    """The exit status in the header of a Codex tool output, wherever in the header it stands: older Codex
+    starts with ``Exit code: N``, 0.169 with ``Chunk ID: …`` and ``Wall time: …`` before ``Process exited with
+    code N``. Only the header is read (it ends at ``Output:`` or at the first line that is not ``Key: value``),
+    so a command that prints "Exit code: 0" itself cannot set its own status."""
+    for line in output.split("\n", _CODEX_HEADER_LINES)[:_CODEX_HEADER_LINES]:
+        line = line.rstrip("\r")
+        match = _CODEX_EXIT_CODE.match(line)
+        if match is not None:
+            return int(match.group(1))
+        if line == "Output:" or not _CODEX_HEADER_LINE.match(line):
+            return None
+    return None
 
 
 def _remember_failure(reader: Transcript, call_id: Any, failed: bool) -> None:
