@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,7 +61,9 @@ def main(argv: Sequence[str]) -> int:
         return 2
     host, event = argv
     seconds = watchdog_deadline_s("stop" if event in STOP_EVENTS else "tool")
-    if hasattr(os, "fork"):  # a supervising parent process: it can stop even C code that holds the GIL
+    # a supervising parent process can stop even C code that holds the GIL; fork only a single-threaded process
+    # (another thread's locks would be copied held into the child)
+    if hasattr(os, "fork") and threading.active_count() == 1:
         supervise(seconds, lambda reason: fail_closed_answer(host, event, reason))  # returns in the child only
     else:
         arm_watchdog(seconds, deadline_answer(host, event, seconds))
