@@ -88,12 +88,14 @@ def _mode(value: str, source: str) -> Mode:
     raise ConfigError(f"self-gate mode must be 'audit' or 'block', not {value!r}", source=source)
 
 
-def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code") -> Settings:
+def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code", *,
+                 import_legacy: bool = True) -> Settings:
     """The project is ``CLAUDE_PROJECT_DIR`` when set, else the hook input's ``cwd``. The self_gate section comes
     from the first configuration file found (``_location.config_candidates``: the per-user state folder,
     ``.codex/verigate.yaml``, the project's ``verigate.yaml``); the store is in the project's per-user state
     folder unless ``self_gate.store`` names one (relative to the project). ``VERIGATE_SELF_GATE_MODE``
-    overrides the mode. An old ``.verigate/self-gates.jsonl`` is imported into a store that does not exist yet."""
+    overrides the mode. An old ``.verigate/self-gates.jsonl`` is imported into a store that does not exist yet
+    (``import_legacy=False``: left alone, as ``verigate doctor`` does)."""
     project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
     if not isinstance(project, str) or not project:
         raise InputError("no project directory: CLAUDE_PROJECT_DIR is unset and the hook input has no cwd",
@@ -124,7 +126,7 @@ def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code"
     if override:
         mode = _mode(override, MODE_ENV)
     gate_store = GateStore(default_store if store is None else _store_path(project, store))
-    notice = "" if store is not None else _import_legacy(project, state, gate_store)
+    notice = "" if store is not None or not import_legacy else _import_legacy(project, state, gate_store)
     return Settings(project, mode, blocked, gate_store, host, hardening, config_path, store is not None, notice)
 
 

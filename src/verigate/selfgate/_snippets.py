@@ -59,7 +59,9 @@ def codex_config(environ: Mapping[str, str] | None = None) -> str:
     """The Codex ``config.toml`` fragment. Codex cannot deny single paths inside the workspace, so verigate's
     state lives outside it and the self-gate's configuration goes to ``.codex/verigate.yaml``, which
     workspace-write keeps read-only (with ``.git`` and ``.agents``)."""
-    root = state_root(os.environ if environ is None else environ)
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or os.path.expanduser("~")
+    root = rule_path(state_root(env), home).removeprefix("/")  # ~/… or an absolute path
     return "\n".join([
         "# verigate self-gate boundary for Codex (verigate doctor --host codex checks it)",
         "# the agent's commands run sandboxed: writes only inside the workspace and the temp folders;",
