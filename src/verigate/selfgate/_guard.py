@@ -32,8 +32,9 @@ READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "WebF
 MAX_COMMAND_CHARS = 256 * 1024
 #: fields of any tool that hold a shell command (a string or an argument list)
 _COMMAND_FIELDS = ("command", "cmd")
-#: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape)
-_PATCH_PATH = re.compile(r"^[ \t]*\*\*\*[ \t]*(?:(?:Add|Update|Delete) File|Move to):(.*)$", re.MULTILINE)
+#: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape);
+#: compiled by ``re`` on first use, which its cache keeps: most calls never need it
+_PATCH_PATH = r"(?m)^[ \t]*\*\*\*[ \t]*(?:(?:Add|Update|Delete) File|Move to):(.*)$"
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
 #: longest string treated as a path (PATH_MAX); strings and containers walked at most
@@ -115,7 +116,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _patched_paths(text: str) -> Iterator[str]:
     if "***" in text:
-        for found in _PATCH_PATH.finditer(text):
+        for found in re.finditer(_PATCH_PATH, text):
             path = found.group(1).strip()
             if path:
                 yield path
@@ -129,7 +130,7 @@ def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
     """The shell commands a tool input holds: a string, or an argument list quoted back into one."""
     for field in _COMMAND_FIELDS:
         value = tool_input.get(field)
-        if isinstance(value, str) and (tool_name == "Bash" or field != "command" or tool_name != "apply_patch"):
+        if isinstance(value, str) and tool_name != "apply_patch":  # its ``command`` string is a patch
             yield value
         elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
             yield " ".join(_quote(item) for item in value)

@@ -10,7 +10,8 @@ stay patterns (with quoted metacharacters escaped) for the caller to resolve aga
 Why not ``shlex``: it is quadratic on long words (a token grows one character at a time through an attribute), knows
 no ANSI-C quotes, braces or substitutions, and was re-run on every nested command string. Here every character is
 consumed once per reading, by regular expressions that cannot backtrack (no nested repetition over overlapping
-classes), and nesting and brace output are bounded (``TooComplex``).
+classes), and nesting and brace output are bounded (``TooComplex``). One module past 400 lines on purpose: its
+parts (commands, words, quotes, substitutions, braces) call one another and share the reader's position.
 """
 
 from __future__ import annotations
@@ -30,15 +31,16 @@ _PLAIN = re.compile(r"[^\s'\"\\$`;&|<>(){},*?\[\]]+")
 _OPERATOR = re.compile(r"\|\||&&|;;&?|;&|\|&|[;&|\n()]")
 _REDIRECT = re.compile(r"&>>?|\d*+(?:>>|>\||>&|<>|<<<|<<-|<<|<&|>|<)")
 _SINGLE = re.compile(r"[^']*")
-_ANSI_BODY = re.compile(r"[^'\\]*(?:\\.[^'\\]*)*", re.DOTALL)
-_ANSI_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.)|(.))",
-                          re.DOTALL)
+# (patterns for rarer syntax — ANSI-C quotes, backticks, sequences — are strings compiled on first use and kept by
+# ``re``'s cache: a hook process reads one command, and most commands have none of them)
+_ANSI_BODY = r"(?s)[^'\\]*(?:\\.[^'\\]*)*"
+_ANSI_ESCAPE = (r"(?s)\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|c(.)|(.))")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                 "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _DOUBLE_PLAIN = re.compile(r"[^\"\\$`]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
-_BACKTICK_BODY = re.compile(r"[^`\\]*(?:\\.[^`\\]*)*", re.DOTALL)
-_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+_BACKTICK_BODY = r"(?s)[^`\\]*(?:\\.[^`\\]*)*"
+_SEQUENCE = r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?"
 # bash's glob metacharacters, escaped for fnmatch where they were quoted
 _GLOB_ESCAPE = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 #: markers of unquoted brace syntax inside a word (pieces are otherwise (text, pattern) pairs)
@@ -208,7 +210,7 @@ class _Reader:
                 self.pos += 2
             elif char == "$":
                 if source.startswith("$'", self.pos):
-                    end = _ANSI_BODY.match(source, self.pos + 2).end()  # type: ignore[union-attr]
+                    end = re.compile(_ANSI_BODY).match(source, self.pos + 2).end()  # type: ignore[union-attr]
                     pieces.append(_quoted(_ansi_c(source[self.pos + 2:end])))
                     self.pos = end + 1
                 elif source.startswith('$"', self.pos):  # a locale string: the text itself here
@@ -292,7 +294,7 @@ class _Reader:
 
     def backtick(self, script: Script) -> None:
         source = self.source
-        end = _BACKTICK_BODY.match(source, self.pos + 1).end()  # type: ignore[union-attr]
+        end = re.compile(_BACKTICK_BODY).match(source, self.pos + 1).end()  # type: ignore[union-attr]
         body = re.sub(r"\\([\\`$])", r"\1", source[self.pos + 1:end])
         self.pos = end + 1
         if self.depth >= MAX_DEPTH:
@@ -357,7 +359,7 @@ def _group(alternatives: list[list[object]]) -> object:
 
 
 def _sequence(text: str) -> list[str] | None:
-    found = _SEQUENCE.fullmatch(text)
+    found = re.fullmatch(_SEQUENCE, text)
     if found is None:
         return None
     first, last, step_text = found.groups()
@@ -403,4 +405,4 @@ def _ansi_c(body: str) -> str:
             return chr(ord(control) & 0x1F)
         return _ANSI_SIMPLE.get(other, "\\" + other)
 
-    return _ANSI_ESCAPE.sub(decode, body)
+    return re.sub(_ANSI_ESCAPE, decode, body)

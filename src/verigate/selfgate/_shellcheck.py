@@ -49,7 +49,7 @@ _CD = frozenset({"cd", "pushd", "chdir"})
 #: output redirections (``<`` and heredocs only read; ``>&2`` duplicates a descriptor)
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 #: a command that may change what a program name runs: no reader is trusted in it
-_REDEFINES = re.compile(r"path|alias|function|\(\s*\)|\bhash\b|\benable\b|bash_env|\benv=|ld_preload|ifs")
+_REDEFINES = re.compile(r"path\w*\+?=|alias|function|\(\s*\)|\bhash\b|\benable\b|bash_env|\benv=|ld_preload|\bifs=")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: verigate named as a program, a module or a package (``verigate``, ``/x/bin/verigate``, ``verigate.cli``,
 #: ``verigate==1.0``), not its configuration file
