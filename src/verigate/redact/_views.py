@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
-
-import attrs
+from collections.abc import Callable, Iterator
 
 __all__ = ["View", "views"]
 
@@ -38,7 +36,8 @@ _ANSI = re.compile(
     # of the spellings, which would eat ordinary text such as ``\example``
     r"|\x1b[\x20-\x2f]{0,8}[\x30-\x7e]"
 )
-_ANSI_HINT = re.compile(r"[\x1b\x90\x98\x9b-\x9f]|\\(?:x1|0?33|e|u001)|\^\[")
+_ANSI_MARKS = ("\x1b", "\x90", "\x98", "\x9b", "\x9c", "\x9d", "\x9e", "\x9f", "\\x1", "\\033", "\\33", "\\e",
+               "\\u001", "^[")
 
 _SIMPLE_ESCAPES = {'"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                    "'": "'"}
@@ -53,34 +52,58 @@ _ESCAPE = re.compile(r"(?<!\\)\\++(?:u([dD][89abAB][0-9a-fA-F]{2})\\++u([dD][c-f
 
 
 def _decoded(found: re.Match[str]) -> str:
-    high, low, single, simple, percent = found.groups()
+    simple = found.group(4)
+    if simple is not None:  # the common case first: one group looked up, not five
+        return _SIMPLE_ESCAPES[simple]
+    high, low, single, _, percent = found.groups()
     if high is not None:
         return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
     if single is not None:
         code = int(single, 16)
         return "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)  # a lone surrogate cannot be scanned as text
-    if simple is not None:
-        return _SIMPLE_ESCAPES[simple]
     return chr(int(percent, 16))
 
 
-@attrs.frozen
 class View:
-    """A derived text and, per run of it, the span of its parent it came from (``parent`` None: the original)."""
+    """A text derived from its ``parent`` (None: the original) by edits, and the way back.
 
-    text: str
-    parent: View | None = attrs.field(repr=False)
-    #: per piece: where it starts in ``text``, the parent span it came from, and whether it is a 1:1 copy
-    starts: tuple[int, ...] = attrs.field(repr=False)
-    sources: tuple[tuple[int, int, bool], ...] = attrs.field(repr=False)
+    An edit replaced ``parent.text[start:end]`` by ``length`` characters (0: removed). The edits, and where each
+    lands in ``text``, are worked out only when a span is mapped back: most views hold no finding, and building
+    one for a text with a million escapes should cost one regex pass, not a million Python objects."""
+
+    __slots__ = ("_edits", "_find", "_landing", "parent", "text")
+
+    def __init__(self, text: str, parent: View | None,
+                 edits: list[tuple[int, int, int]] | Callable[[], list[tuple[int, int, int]]]) -> None:
+        self.text, self.parent = text, parent
+        self._edits: list[tuple[int, int, int]] | None = edits if isinstance(edits, list) else None
+        self._find: Callable[[], list[tuple[int, int, int]]] | None = None if isinstance(edits, list) else edits
+        self._landing: list[int] | None = None
+
+    def _mapping(self) -> tuple[list[tuple[int, int, int]], list[int]]:
+        """The edits in order, and per edit where its replacement starts in ``text``."""
+        if self._edits is None:
+            assert self._find is not None
+            self._edits = self._find()
+        if self._landing is None:
+            landing, shift = [], 0
+            for start, end, length in self._edits:
+                landing.append(start - shift)
+                shift += end - start - length
+            self._landing = landing
+        return self._edits, self._landing
 
     def _source(self, position: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, position) - 1
-        source_start, source_end, copied = self.sources[index]
-        if copied:
-            offset = source_start + position - self.starts[index]
-            return offset, offset + 1
-        return source_start, source_end
+        """The span of ``parent.text`` that ``text[position]`` came from."""
+        edits, landing = self._mapping()
+        index = bisect.bisect_right(landing, position) - 1
+        if index < 0:
+            return position, position + 1
+        start, end, length = edits[index]
+        if position < landing[index] + length:
+            return start, end
+        offset = end + position - landing[index] - length
+        return offset, offset + 1
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The span of the original text that ``text[start:end]`` (not empty) came from: every character of the
@@ -92,49 +115,40 @@ class View:
         return start, end
 
 
-def _derive(parent: View, text: str, found: Iterator[tuple[int, int, str]]) -> View | None:
-    """``text`` with each ``(start, end, replacement)`` applied; None when nothing was replaced."""
-    pieces: list[str] = []
-    starts: list[int] = []
-    sources: list[tuple[int, int, bool]] = []
-    length = position = 0
-    for start, end, replacement in found:
-        if start > position:
-            starts.append(length)
-            sources.append((position, start, True))
-            pieces.append(text[position:start])
-            length += start - position
-        if replacement:
-            starts.append(length)
-            sources.append((start, end, False))
-            pieces.append(replacement)
-            length += len(replacement)
-        position = end
-    if not sources and position == 0:
+def _derive(parent: View, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str] | str) -> View | None:
+    """``parent.text`` with every match of ``pattern`` replaced (``replace``: a function, or a literal without
+    backslashes); None when nothing matched or nothing is left."""
+    text, count = pattern.subn(replace, parent.text)
+    if not count or not text:
         return None
-    if position < len(text):
-        starts.append(length)
-        sources.append((position, len(text), True))
-        pieces.append(text[position:])
-    if not sources:  # everything was removed: nothing to scan
-        return None
-    return View("".join(pieces), parent, tuple(starts), tuple(sources))
+
+    def edits() -> list[tuple[int, int, int]]:  # the same pass again, now keeping where each match was
+        found = pattern.finditer(parent.text)
+        if isinstance(replace, str):
+            return [(match.start(), match.end(), len(replace)) for match in found]
+        return [(match.start(), match.end(), len(replace(match))) for match in found]
+
+    return View(text, parent, edits)
+
+
+def _could_hold_ansi(text: str) -> bool:
+    """A substring test per introducer (far cheaper than a regex over a long text)."""
+    return any(mark in text for mark in _ANSI_MARKS)
 
 
 def _without_ansi(view: View, separator: str) -> View | None:
     """Each escape sequence replaced by ``separator``: removed (``""``) joins a token an escape splits, a space
     keeps apart what a colour change separates on screen (``a\x1b[32mghp_...`` shows a token after an ``a``)."""
-    if _ANSI_HINT.search(view.text) is None:
+    if not _could_hold_ansi(view.text):
         return None
-    found = ((match.start(), match.end(), separator) for match in _ANSI.finditer(view.text))
-    return _derive(view, view.text, found)
+    return _derive(view, _ANSI, separator)
 
 
 def _unescaped(view: View) -> View | None:
     text = view.text
     if "\\" not in text and "%" not in text:
         return None
-    return _derive(view, text, ((found.start(), found.end(), _decoded(found)) for found in _ESCAPE.finditer(text)))
+    return _derive(view, _ESCAPE, _decoded)
 
 
 #: where a view can differ from the original: a backslash, a percent-escape, an ESC or C1 introducer, caret ESC
@@ -142,32 +156,37 @@ _CHANGE_HINT = re.compile(r"[\\\x1b\x90\x98\x9b-\x9f]|%[0-7][0-9a-fA-F]|\^\[")
 
 
 def _focus(root: View) -> View | None:
-    """The lines of ``root`` that hold something a view could change, joined by their own line ends (all of
-    ``root`` when every line does; None when none does). Lines without one read the same in every view, and
-    matches there are the original scan's: a file of source code with a few escapes costs a few lines more."""
+    """The lines of ``root`` that hold something a view could change, each with its line end (all of ``root``
+    when every line does; None when none does). Lines without one read the same in every view, and matches
+    there are the original scan's: a file of source code with a few escapes costs a few lines more."""
     text = root.text
-    lines: list[tuple[int, int]] = []
-    position = 0
+    removed: list[tuple[int, int, int]] = []
+    kept = position = 0  # kept: where the text not yet removed starts
     while (hint := _CHANGE_HINT.search(text, position)) is not None:
         start = text.rfind("\n", 0, hint.start()) + 1
         end = text.find("\n", hint.end())
-        end = len(text) if end == -1 else end
-        lines.append((start, end))
-        position = end + 1
-    if not lines:
+        position = len(text) if end == -1 else end + 1
+        if start > kept:
+            removed.append((kept, start, 0))
+        kept = position
+    if kept == 0:
         return None
-    if lines == [(0, len(text))]:
+    if kept < len(text):
+        removed.append((kept, len(text), 0))
+    if not removed:
         return root
-    starts: list[int] = []
-    sources: list[tuple[int, int, bool]] = []
-    length = 0
-    for start, end in lines:
-        # each line and the line end after it (the last line of the text has none)
-        stop = min(end + 1, len(text))
-        starts.append(length)
-        sources.append((start, stop, True))
-        length += stop - start
-    return View("".join(text[start:stop] for start, stop, _ in sources), root, tuple(starts), tuple(sources))
+    return View("".join(text[start:end] for start, end in _gaps(removed, len(text))), root, removed)
+
+
+def _gaps(removed: list[tuple[int, int, int]], length: int) -> Iterator[tuple[int, int]]:
+    """The spans between the removed ones."""
+    position = 0
+    for start, end, _ in removed:
+        if start > position:
+            yield position, start
+        position = end
+    if position < length:
+        yield position, length
 
 
 def views(text: str) -> list[View]:
@@ -175,7 +194,7 @@ def views(text: str) -> list[View]:
     a percent-escape or an escape sequence have any): each decoding level (JSON escapes, percent-escapes), and
     the original and each level with ANSI escape sequences removed and with each replaced by a space."""
     found: list[View] = []
-    focus = _focus(View(text, None, (0,), ((0, len(text), True),)))
+    focus = _focus(View(text, None, []))
     if focus is None:
         return found
     seen = {text, focus.text}
