@@ -281,3 +281,30 @@ def test_the_default_deadlines_are_below_the_example_timeouts() -> None:
 def test_every_deadline_answer_is_the_documented_fail_closed_one(host: str, event: str) -> None:
     code, payload, message = deadline_answer(host, event, 1.0)
     _assert_fail_closed(host, event, code, json.dumps(payload) if payload else "", message)
+
+
+@pytest.mark.parametrize(("host", "event"), [("claude-code", "pre-tool-use"), ("codex", "user-prompt-submit"),
+                                             ("claude-code", "stop")])
+def test_stdin_past_the_bound_is_answered_without_reading_it_all(tmp_path: Path, host: str, event: str) -> None:
+    """20 MiB on stdin: refused after 8 MiB + 1 bytes; the writer gets a broken pipe, not a hook that waits."""
+    process = _start(host, event, _env(), tmp_path)
+    assert process.stdin is not None
+    stdin = process.stdin
+
+    def flood() -> None:
+        try:
+            stdin.write('{"prompt": "' + "x" * (20 * 1024 * 1024) + '"}')
+            stdin.close()
+        except (OSError, ValueError):  # the hook stopped reading (or the test closed the pipe)
+            pass
+
+    writer = threading.Thread(target=flood, daemon=True)
+    writer.start()
+    code, out, err = _finish(process, timeout=60)
+    writer.join(30)
+    assert not writer.is_alive()
+    if event == "stop":  # a first error blocks once (no project here to count errors in: handed over at once)
+        assert "(size)" in out and "Traceback" not in out + err
+    else:
+        _assert_fail_closed(host, event, code, out, err)
+        assert "(size)" in out + err

@@ -239,6 +239,9 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
         return
     os.close(out_write)
     os.close(status_write)
+    devnull = os.open(os.devnull, os.O_RDONLY)  # stdin is the child's: a host writing more than it reads gets
+    os.dup2(devnull, 0)  # EPIPE when the child ends, not a pipe the parent holds open
+    os.close(devnull)
     child = _Child(pid, out_read, status_read)
     child.pump(deadline, lambda: bool(child.status) or child.ended)
     try:
