@@ -45,8 +45,8 @@ _SIMPLE_ESCAPES = {'"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r
 # and ASCII percent-escapes (a JSON body in a URL query). A run of backslashes before the escaped character counts
 # as one: text encoded as a JSON string n times puts 2^n - 1 backslashes before a quote (``\\\"`` twice), and
 # decoding one layer per round would need n rounds; in a view only for scanning, ``\\n`` read as a line break
-# costs nothing (the original is scanned too)
-# (the run starts where no backslash precedes and is taken whole, so a long run costs one pass, not its square)
+# costs nothing (the original is scanned too). A run starts where no backslash precedes and is taken whole, so a
+# long run costs one pass, not its square.
 _ESCAPE = re.compile(r"(?<!\\)\\++(?:u([dD][89abAB][0-9a-fA-F]{2})\\++u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
                      r"|([\"/bfnrt']))|%([0-7][0-9a-fA-F])")
 
