@@ -91,7 +91,12 @@ def _run_bytes(stdin: bytes, handler: Any = None) -> tuple[int, dict[str, Any], 
 ])
 def test_ambiguous_or_hostile_stdin_fails_closed_naming_the_problem(stdin: bytes, kind: str) -> None:
     called: list[Any] = []
-    code, answer, err = _run_bytes(stdin, lambda data: called.append(data) or (0, None, ""))
+
+    def handler(data: dict[str, Any]) -> HookAnswer:
+        called.append(data)
+        return 0, None, ""
+
+    code, answer, err = _run_bytes(stdin, handler)
     assert called == []  # the handler never sees it
     assert answer["decision"] == "block" and code == 0
     assert f"({kind})" in answer["reason"] or (kind == "syntax" and "not JSON" in answer["reason"])
@@ -111,7 +116,12 @@ def test_stdin_past_the_bound_is_refused_without_reading_it_all() -> None:
 
 def test_a_plain_object_within_the_bounds_reaches_the_handler() -> None:
     seen: list[dict[str, Any]] = []
-    code, _, _ = _run(lambda data: seen.append(data) or (0, None, ""), stdin='{"prompt": "ok \\ud83d\\ude00"}')
+
+    def handler(data: dict[str, Any]) -> HookAnswer:
+        seen.append(data)
+        return 0, None, ""
+
+    code, _, _ = _run(handler, stdin='{"prompt": "ok \\ud83d\\ude00"}')
     assert code == 0 and seen == [{"prompt": "ok \U0001f600"}]
 
 
