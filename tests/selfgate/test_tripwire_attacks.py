@@ -49,10 +49,15 @@ class Project:
         yield from (self.project / name for name in PROTECTED_FILES)
         yield self.transcript
 
-    def snapshot(self) -> dict[str, tuple[bytes, int] | None]:
-        found: dict[str, tuple[bytes, int] | None] = {}
+    def snapshot(self) -> dict[str, tuple[bytes, int, int] | None]:
+        """Each protected file's content, link count and mode (None: gone)."""
+        found: dict[str, tuple[bytes, int, int] | None] = {}
         for path in self.files():
-            found[str(path)] = (path.read_bytes(), path.stat().st_nlink) if path.exists() else None
+            if path.exists():
+                status = path.stat()
+                found[str(path)] = (path.read_bytes(), status.st_nlink, status.st_mode)
+            else:
+                found[str(path)] = None
         return found
 
     def bash(self, command: str) -> subprocess.CompletedProcess[str]:
@@ -163,6 +168,45 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     ("", "rm -rf ../project"),
     ("", "rm -r -- .?odex"),
     ("", "mv .?odex .codex-moved"),
+    # redirections of every shape, and compound commands
+    ("", "echo x >| verigate.yaml"),
+    ("", "exec 3>>.verigate/self-gates.jsonl; echo x >&3"),
+    ("", "echo x 1>>verigate.yaml"),
+    ("", "echo x &>> verigate.yaml"),
+    ("", "{ echo x; } >> verigate.yaml"),
+    ("", "if true; then echo x >> .claude/settings.json; fi"),
+    ("", "! echo x >> verigate.yaml"),
+    ("", "time echo x >> verigate.yaml"),
+    ("", "cat > verigate.yaml <<EOF\nx\nEOF"),
+    ("", "for f in .verigate/*; do echo x >> \"$f\"; done"),
+    ("", "while read -r f; do echo x >> \"$f\"; done <<< .verigate/self-gates.jsonl"),
+    # paths through the working directory, variables and the home folder
+    ("", "echo x | tee -a \"$(pwd)/verigate.yaml\""),
+    ("", "echo x >> \"$PWD\"/.claude/settings.json"),
+    ("", "a=verigate; echo x >> $a.yaml"),
+    ("", "n=self-gat; echo x >> .verigate/$n'es.jsonl'"),
+    ("", "g='.?erigate/s*l'; echo x | tee -a $g"),
+    ("", "HOME=$PWD/.claude; echo '{}' > ~/settings.json"),
+    ("", "cd \"$(dirname .verigate/x)\" && echo x >> self-gates.jsonl"),
+    ("ln -s .verigate v", "echo x >> v/self-gates.jsonl"),
+    ("", "echo x > src/../verigate.yaml"),
+    # other writers
+    ("", "printf x | dd of=verigate.yaml status=none"),
+    ("", "cp notes.txt .codex/hooks.json"),
+    ("", "mv notes.txt .claude/settings.json"),
+    ("", "install notes.txt verigate.yaml"),
+    ("", "chmod 000 verigate.yaml"),
+    ("", "perl -pi -e 's/x/y/' verigate.yaml"),
+    ("", "awk '{print}' notes.txt > verigate.yaml"),
+    ("", "python3 -c \"import os; os.remove('verigate.yaml')\""),
+    ("", "ls -d .?erigate | xargs -I{} sh -c 'echo x >> {}/self-gates.jsonl'"),
+    ("", "xargs -a <(echo verigate.yaml) truncate -s0"),
+    ("", "eval \"$(printf 'echo x >> %s' verigate.yaml)\""),
+    ("", "bash -c \"$(echo 'echo x >> verigate.yaml')\""),
+    ("", "source /dev/stdin <<< 'echo x >> verigate.yaml'"),
+    ("", ". <(echo 'echo x >> [v]erigate.yaml')"),
+    ("", "nohup sh -c 'echo x >> verigate.yaml' >/dev/null 2>&1 & wait"),
+    ("", "trap 'echo x >> verigate.yaml' EXIT; true"),
 ]]
 
 HUMAN_COMMANDS = [

@@ -39,6 +39,7 @@ _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": 
                 "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _DOUBLE_PLAIN = re.compile(r"[^\"\\$`]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _BACKTICK_BODY = r"(?s)[^`\\]*(?:\\.[^`\\]*)*"
 _SEQUENCE = r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?"
 # bash's glob metacharacters, escaped for fnmatch where they were quoted
@@ -94,17 +95,19 @@ class Script:
         self.substitutions: list[Script] = []
 
 
-def parse(command: str, depth: int = 0) -> Script:
-    """Read ``command`` as bash would split and expand it (see the module docstring)."""
-    reader = _Reader(command, depth)
+def parse(command: str, depth: int = 0, variables: dict[str, str] | None = None) -> Script:
+    """Read ``command`` as bash would split and expand it (see the module docstring). ``variables`` collects the
+    literal assignments read (``n=self-gat``) and expands them later (``$n``), shared with nested readings."""
+    reader = _Reader(command, depth, {} if variables is None else variables)
     return reader.script(closing=None)
 
 
 class _Reader:
-    def __init__(self, source: str, depth: int) -> None:
+    def __init__(self, source: str, depth: int, variables: dict[str, str]) -> None:
         self.source = source
         self.pos = 0
         self.depth = depth
+        self.variables = variables
         self.brace_budget = 4 * len(source) + _BRACE_SLACK
 
     # -- commands ---------------------------------------------------------------------------------------------
@@ -159,6 +162,8 @@ class _Reader:
                 pending = None
             else:
                 current.words.extend(words)
+                for word in words:
+                    self.assign(word)
         if current.words or current.redirects or heredocs:
             script.commands.append(current)
         for command, operator, _ in heredocs:  # no newline after the delimiter: an empty body
@@ -173,6 +178,18 @@ class _Reader:
         body = self.source[self.pos:stop]
         self.pos = found.end() if found is not None else stop
         return Word(body, body.translate(_GLOB_ESCAPE), False, False, body)
+
+    def assign(self, word: Word) -> None:
+        """Remember ``NAME=literal`` (wherever it stands: ``export``, ``local`` …); an assignment of something
+        unknown forgets the name. A guess bash may not share (a branch not taken): it only adds readings."""
+        found = _ASSIGNMENT.match(word.text)
+        if found is None:
+            return
+        name, value = found.group(1), word.text[found.end():]
+        if DYNAMIC in value:
+            self.variables.pop(name, None)
+        else:
+            self.variables[name] = (self.variables.get(name, "") if found.group(2) else "") + value
 
     def nested(self, script: Script, closing: str | None) -> None:
         self.depth += 1
@@ -273,24 +290,35 @@ class _Reader:
         if following == "(":
             self.pos += 2
             self.nested(script, ")")
+            pieces.append((DYNAMIC, DYNAMIC))
         elif following == "{":
             level, index = 0, self.pos + 1
-            while index < len(source):  # to the matching brace; the text inside may name a path (``${x:-…}``)
+            while index < len(source):  # to the matching brace
                 level += {"{": 1, "}": -1}.get(source[index], 0)
                 index += 1
                 if level == 0:
                     break
-            pieces.append((DYNAMIC, DYNAMIC))
+            self.expansion(source[self.pos + 2:index - 1], pieces, quoted)
             self.pos = index
-            return True
         elif (name := _NAME.match(source, self.pos + 1)) is not None:
             self.pos = name.end()
+            self.expansion(name.group(), pieces, quoted)
         else:
             pieces.append(_quoted("$") if quoted else ("$", "$"))
             self.pos += 1
             return False
-        pieces.append((DYNAMIC, DYNAMIC))
         return True
+
+    def expansion(self, name: str, pieces: list[_Piece], quoted: bool) -> None:
+        """A parameter's value when the command assigned it a literal, else ``DYNAMIC``. Unquoted, its glob
+        characters are live (bash globs the result)."""
+        value = self.variables.get(name)
+        if value is None:
+            pieces.append((DYNAMIC, DYNAMIC))
+        elif quoted:
+            pieces.append(_quoted(value))
+        else:
+            pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
 
     def backtick(self, script: Script) -> None:
         source = self.source

@@ -78,12 +78,16 @@ class ShellCheck:
         self._flow: list[str] = []  # the words in order, a command string by its own words (for ``_human``)
         self.dynamic = False
         self.trust_readers = True
+        self.home_changed = False
+        self.variables: dict[str, str] = {}  # literal assignments, shared by every reading of the command
         self._checked: list[str] = []  # texts of the words that are not a reader's (for the needles)
 
     def check(self, command: str) -> str | None:
         self.trust_readers = _REDEFINES.search(command.casefold()) is None
-        self.unknown_cwd = "cdpath" in command.casefold()
-        refused = self._script(parse(command), 0)
+        folded = command.casefold()
+        self.unknown_cwd = "cdpath" in folded
+        self.home_changed = re.search(r"\bhome\+?=", folded) is not None  # ``~`` is then anyone's guess
+        refused = self._script(parse(command, variables=self.variables), 0)
         if refused is None:
             refused = self._needle()
         return _human(self._flow, self.words, self.dynamic) or refused
@@ -150,7 +154,8 @@ class ShellCheck:
                 self._flow.append(word.text)
             else:
                 mark = len(self._checked)
-                refused = self._script(parse(word.text.replace(DYNAMIC, "$x")), depth + 1)
+                text = word.text.replace(DYNAMIC, "$__verigate_unknown")
+                refused = self._script(parse(text, variables=self.variables), depth + 1)
                 if exempt:
                     del self._checked[mark:]  # a reader's argument is text: only its human-command words count
                 elif refused is not None:
@@ -217,6 +222,10 @@ class ShellCheck:
                 if found is not None:
                     return found
                 continue
+            if self.home_changed and text.startswith("~"):
+                found = self.paths.tail_hit(text[1:], pattern=word.glob)
+                if found is not None:
+                    return found
             relative = not text.startswith(("/", "~"))
             for cwd in self.cwds:
                 if word.glob:
