@@ -146,3 +146,35 @@ def test_the_fast_path_never_answers_for_a_damaged_store(session: Session, monke
 def _signature(path: Path) -> tuple[int, ...]:
     status = path.stat()
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
+#: issue 16's attacks, end to end through the hook process (the in-process suite is test_tripwire_attacks.py)
+HOOK_ATTACKS = [
+    ("Bash", {"command": "tee -a .verig{a,}te/self-gat{e,}s.jsonl < /dev/null"}),
+    ("Bash", {"command": "echo x >> .?erigate/s*l"}),
+    ("Bash", {"command": "echo '{}' > .[c]laude/[s]ettings.json"}),
+    ("Bash", {"command": "echo 'x: 1' >> [v]erigate.yaml"}),
+    ("Bash", {"command": "echo x >> $'\\x2e'verigate/self-gates.jsonl"}),
+    ("Bash", {"command": "find . -inum 12345 -exec sh -c 'echo x >> \"$1\"' _ {} \\;"}),
+    ("Bash", {"command": "ln -s .?erigate/s*l innocent && echo x >> innocent"}),
+    ("Bash", {"command": "echo x | dd of=$(echo .?erigate/s*l) oflag=append conv=notrunc"}),
+    ("Bash", {"command": "cd .veri*; echo x >> self-gates.jsonl"}),
+    ("Bash", {"command": "script -qc 'verigate gate '$'\\x63''lose --all' /dev/null"}),
+    ("Bash", {"command": "verigate review $'\\x61'pprove rv_1 --yes"}),
+    ("mcp__filesystem__write_file", {"path": ".verigate/self-gates.jsonl", "content": "{}\n"}),
+    ("mcp__filesystem__edit_file", {"path": "verigate.yaml", "edits": []}),
+    ("apply_patch", {"command": ["apply_patch", "*** Begin Patch\n*** Add File: .verigate/x\n+x\n*** End Patch\n"]}),
+]
+
+
+@pytest.mark.parametrize(("tool", "tool_input"), HOOK_ATTACKS)
+def test_issue_16_tripwire_attacks_are_denied_by_the_hook(session: Session, tool: str,
+                                                          tool_input: dict[str, object]) -> None:
+    session.user("hello")
+    session.store.parent.mkdir(parents=True, exist_ok=True)
+    session.store.touch()
+    (session.project / "verigate.yaml").write_text("self_gate:\n  mode: audit\n", encoding="utf-8")
+    (session.project / ".claude").mkdir(exist_ok=True)
+    (session.project / ".claude" / "settings.json").write_text("{}", encoding="utf-8")
+    ran = session.tool(tool, tool_input, mode="audit")
+    assert ran.code == 0 and ran.denied and "hardening" in ran.reason, (tool, tool_input, ran.output, ran.stderr)
