@@ -64,10 +64,10 @@ class Session:
     self-gate's state goes to ``<root>/state`` (``VERIGATE_STATE_HOME``), never the real home."""
 
     def __init__(self, root: Path, session_id: str = "sess-1", host: str = "claude-code",
-                 boundary: bool = True) -> None:
+                 boundary: bool = True, state_home: Path | None = None) -> None:
         self.root = root
         self.home = root / "home"
-        self.state_home = root / "state"
+        self.state_home = state_home or root / "state"
         self.project = root / "project"
         self.project.mkdir(parents=True, exist_ok=True)
         self.session_id = session_id
@@ -90,7 +90,7 @@ class Session:
             write_if_changed(self.project / ".codex" / "verigate.yaml", "self_gate: {}\n")
 
     def other(self, session_id: str) -> Session:
-        return Session(self.root, session_id, self.host, self.boundary)
+        return Session(self.root, session_id, self.host, self.boundary, self.state_home)
 
     def append(self, record: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
         with (path or self.transcript).open("a", encoding="utf-8") as handle:
