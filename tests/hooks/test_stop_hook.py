@@ -291,3 +291,50 @@ def test_answers_block_only_to_revise_and_never_exit_1(outcome: str, follow_up: 
         assert payload["reason"].strip() and len(payload["reason"]) <= MAX_REASON_CHARS  # type: ignore[index]
     if outcome == "pending_review":
         assert "EXTERNAL_VERIFICATION_REQUIRED" in payload["stopReason"]  # type: ignore[index]
+
+
+# ------------------------------------------------------------------------------------------- the Stop race
+
+
+def _without_last_result(path: Path) -> str:
+    """Drop the last tool_result line (the one Claude Code may not have written yet at Stop); return it."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    index = max(number for number, line in enumerate(lines) if '"tool_result"' in line)
+    late = lines.pop(index)
+    path.write_text("".join(lines), encoding="utf-8")
+    return late
+
+
+def test_a_result_written_after_the_hook_started_reaches_the_judge(project: Path, judge: JudgeServer,
+                                                                    in_process: None) -> None:
+    # in process, so that the hook surely reads the transcript before the late line lands (a new process may
+    # take longer to start than the host takes to write)
+    import threading
+    import time
+
+    path = transcript(project, "sess-race")
+    late = _without_last_result(path)
+    judge.reply_text(PASS)
+
+    def host_writes_late() -> None:
+        time.sleep(0.3)
+        with path.open("a", encoding="utf-8") as stream:  # appended after the final message, as a late write
+            stream.write(late)
+
+    writer = threading.Thread(target=host_writes_late)
+    writer.start()
+    run = run_hook_in_process("claude-code", "stop", stop_payload(project, "sess-race", path, last_message=ANSWER))
+    writer.join()
+    assert run.allowed_silently, run
+    user = judge.requests[-1].json()["messages"][1]["content"]
+    assert "#2 Edit (ok)" in user and "result: ok" in user
+
+
+def test_a_result_that_never_comes_is_marked_missing_not_empty(project: Path, judge: JudgeServer) -> None:
+    path = transcript(project, "sess-gap")
+    _without_last_result(path)
+    judge.reply_text(FAIL)
+    run = run_hook_process("claude-code", "stop", stop_payload(project, "sess-gap", path, last_message=ANSWER))
+    assert run.blocked
+    user = judge.requests[-1].json()["messages"][1]["content"]
+    assert "#2 Edit (unknown)" in user and "the observation is missing, not empty" in user

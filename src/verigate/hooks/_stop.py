@@ -49,6 +49,11 @@ DEADLINE_ENV = "VERIGATE_HOOK_DEADLINE_S"
 DEFAULT_DEADLINE_S = 150.0
 #: kept back from the budget for filing a review and writing the answer (at most a tenth of the budget)
 ANSWER_MARGIN_S = 10.0
+#: how long the hook waits for tool results the host has not written yet (Claude Code writes its transcript
+#: asynchronously: at Stop the last tool_result line may land tens of ms after the hook started); at most a tenth
+#: of the budget, and the re-reads poll at this interval
+RESULT_WAIT_S = 1.0
+RESULT_POLL_S = 0.05
 
 
 @attrs.frozen
@@ -182,14 +187,20 @@ def _answer(result: FinalizeResult) -> HookAnswer:
 # ------------------------------------------------------------------------------------------- the candidate
 
 
-def _turn(stop: StopInput) -> Turn:
-    """The latest turn of the (sub-agent's) transcript."""
+def _turn(stop: StopInput, wait_until: float) -> Turn:
+    """The latest turn of the (sub-agent's) transcript, re-read until every tool call of it has its result or
+    ``wait_until`` (a ``time.monotonic()`` value) passes; a result still missing then is marked as missing in the
+    candidate (``MISSING_RESULT``), never judged as an empty output."""
     from ..transcripts import last_turn
 
     if stop.transcript_path is None:
         raise InputError("the hook input has no transcript_path: the request cannot be read", source="<stdin>",
                          field="transcript_path")
-    return last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
+    while True:
+        turn = last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
+        if not turn.missing_results or time.monotonic() + RESULT_POLL_S > wait_until:
+            return turn
+        time.sleep(RESULT_POLL_S)
 
 
 def _person_request(stop: StopInput) -> str:
@@ -320,7 +331,7 @@ class _Run:
         deadline, give_up = hook_deadlines(self.started)
         os.environ[PROJECT_DIR_ENV] = str(stop.project_dir)
         state = load_state(stop.project_dir, stop.session_key)
-        turn = _turn(stop)
+        turn = _turn(stop, min(self.started + RESULT_WAIT_S, self.started + (deadline - self.started) / 10))
         with _open_gate(stop.project_dir) as gate:
             request, state = _current_request(stop, turn, gate, state)
             candidate = _candidate(stop, turn, request)

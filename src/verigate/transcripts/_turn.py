@@ -13,8 +13,8 @@ from .._models import ToolObservation
 from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
-__all__ = ["CUT_BEFORE", "DEFAULT_MAX_PENDING", "CallPairer", "Host", "ToolCall", "Turn", "cut_text", "last_turn",
-           "read"]
+__all__ = ["CUT_BEFORE", "DEFAULT_MAX_PENDING", "MISSING_RESULT", "CallPairer", "Host", "ToolCall", "Turn", "cut_text",
+           "last_turn", "read"]
 
 Host = Literal["claude-code", "codex"]
 #: unanswered calls kept waiting for their result; older ones are given up (ok unknown) so memory stays flat
@@ -123,6 +123,9 @@ def read(path: str | Path, *, host: Host = "claude-code") -> Transcript:
     raise InputError(f"unknown transcript host {host!r} (expected 'claude-code' or 'codex')", source=str(path))
 
 
+#: a tool call's output when the transcript holds no result for it (the host may not have written it yet)
+MISSING_RESULT = "[no result for this call in the transcript: the observation is missing, not empty]"
+
 @attrs.frozen
 class Turn:
     """The latest turn: the person's last typed request, the final assistant text, the tool calls between."""
@@ -134,10 +137,14 @@ class Turn:
     #: the line of the request (None when the transcript has no typed request)
     request_line: int | None = None
     truncated_tail: bool = False
+    #: how many tool calls of the turn have no result in the transcript (yet)
+    missing_results: int = 0
 
 
 def _observation(call: ToolCall, output_chars: int) -> ToolObservation:
-    text = call.result.text if call.result is not None else ""
+    if call.result is None:  # missing is not empty: the judge must not read a silent gap as an empty output
+        return ToolObservation(call.use.name, call.use.input, MISSING_RESULT, None)
+    text = call.result.text
     return ToolObservation(call.use.name, call.use.input, cut_text(text, output_chars, "\n[… {cut} characters cut]"),
                            call.ok)
 
@@ -189,4 +196,5 @@ def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int
         warnings=transcript.warnings,
         request_line=request_line,
         truncated_tail=transcript.truncated_tail,
+        missing_results=sum(1 for call in calls if call.result is None),
     )
