@@ -89,8 +89,8 @@ class Paths:
     """The protected targets of one tool call, normalised, with memoised path, glob and tail checks."""
 
     def __init__(self, targets: Sequence[Target]) -> None:
-        # a target's own path is normalised against "/" (protected paths are absolute)
-        self.targets = [(normal(target.path, os.sep), target) for target in targets]
+        self._given = targets
+        self._targets: list[tuple[str, Target]] | None = None
         self._hits: dict[tuple[str, str], str | None] = {}
         self._globs: dict[tuple[str, str, bool], str | None] = {}
         self._inodes: set[tuple[int, int]] | None = None
@@ -98,6 +98,13 @@ class Paths:
         self._tails: dict[tuple[str, bool], str | None] = {}
         self.entries_left = GLOB_ENTRIES
         self.globs_left = GLOBS
+
+    @property
+    def targets(self) -> list[tuple[str, Target]]:
+        """The targets with their normalised paths, made on first use: a Read never needs them."""
+        if self._targets is None:
+            self._targets = [(normal(target.path, os.sep), target) for target in self._given]
+        return self._targets
 
     # -- a path ----------------------------------------------------------------------------------------------
 
