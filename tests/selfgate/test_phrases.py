@@ -50,6 +50,19 @@ def test_masking_keeps_offsets() -> None:
     assert "code" not in masked and "quote" not in masked and "before" in masked and "end" in masked
 
 
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("I'll wait for your approval before editing a.py. Then I run tests.",
+         "I'll wait for your approval before editing a.py."),
+        ("Done with v1.2.3. I'll wait for your approval before step 3!", "I'll wait for your approval before step 3!"),
+        ("計画です。Step 3 は成果物提示後に再承認。", "Step 3 は成果物提示後に再承認。"),
+    ],
+)
+def test_a_dot_inside_a_word_does_not_cut_the_gate_text(text: str, sentence: str) -> None:
+    assert [hit.sentence for hit in load().openings(text)] == [sentence]
+
+
 def test_opening_reports_the_sentence() -> None:
     hits = load().openings("Tests pass. I'll wait for your approval before step 3. Then I deploy.")
     assert [hit.sentence for hit in hits] == ["I'll wait for your approval before step 3."]

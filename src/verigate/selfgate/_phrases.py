@@ -37,7 +37,8 @@ _NOT_PROSE = re.compile(
     r'|"[^"\n]{1,300}"|“[^”\n]{1,300}”|「[^」\n]{1,300}」|『[^』\n]{1,300}』',  # quoted spans
     re.DOTALL,
 )
-_SENTENCE_END = re.compile(r"[。．.!?！？\n]")
+# an ASCII . ! ? ends a sentence only before white space or the end ("before editing a.py." keeps "a.py")
+_SENTENCE_END = re.compile(r"[。．！？\n]|[.!?](?=\s|\Z)")
 _TRAILING = "。．.!！ \t\r\n\u3000"
 _GATE_ID = re.compile(GATE_ID_PATTERN)
 GATE_TEXT_LIMIT = 240
@@ -56,7 +57,7 @@ def normalise_prompt(prompt: str) -> str:
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence around a match, as the gate's text (bounded so a huge message stays readable)."""
     left = start
-    while left > 0 and not _SENTENCE_END.match(text[left - 1]) and start - left < GATE_TEXT_LIMIT // 2:
+    while left > 0 and not _SENTENCE_END.match(text, left - 1) and start - left < GATE_TEXT_LIMIT // 2:
         left -= 1
     found = _SENTENCE_END.search(text, end)
     right = min(found.end() if found else len(text), end + GATE_TEXT_LIMIT // 2)
