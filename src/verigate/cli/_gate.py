@@ -6,6 +6,7 @@ import argparse
 import getpass
 import json
 import os
+import re
 import sys
 import uuid
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--json", action="store_true", help="machine-readable output")
     scan = commands.add_parser("scan", help="scan a session transcript for gate declarations")
     scan.add_argument("transcript")
-    scan.add_argument("--session", help="session id (default: the transcript's file name)")
+    scan.add_argument("--session", help="session id (default: a Codex rollout's uuid, else the transcript's file name)")
     close = commands.add_parser("close", help="close a gate as a person (needs an interactive terminal)")
     target = close.add_mutually_exclusive_group(required=True)
     target.add_argument("gate_id", nargs="?", help="the gate id (sg-xxxxxxxx)")
@@ -130,6 +131,17 @@ def _close(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+#: Codex names a rollout ``rollout-<local time>-<session uuid>.jsonl``; its hooks get the bare uuid as session_id
+_CODEX_ROLLOUT = re.compile(r"rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-(?P<session>[0-9a-fA-F-]{36})")
+
+
+def session_of(transcript: Path) -> str:
+    """The session id the host's hooks use for ``transcript``: a Codex rollout's uuid, else the file's name (a
+    Claude Code transcript is ``<session_id>.jsonl``), so a scan files gates under the hooks' own session."""
+    found = _CODEX_ROLLOUT.fullmatch(transcript.stem)
+    return found.group("session") if found else transcript.stem
+
+
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     settings = _settings(args.project)
@@ -140,7 +152,7 @@ def main(argv: Sequence[str]) -> int:
 
     if args.command == "scan":
         transcript = str(Path(args.transcript).resolve())
-        session = args.session or Path(transcript).stem
+        session = args.session or session_of(Path(transcript))
         result = sync(settings.store, session, transcript, Screen(settings.store.state_dir).openings)
         opened = [entry for entry in result.new_entries if entry.status == "open"]
         for entry in opened:
