@@ -62,6 +62,18 @@ def test_list_json_and_status_filter(held: tuple[Path, str], verigate_cli: Any) 
         assert len(listed) == count, status
 
 
+def test_list_exit_code_tells_ci_a_run_ended_in_a_pending_review(held: tuple[Path, str],
+                                                                   verigate_cli: Any) -> None:
+    path, review_id = held
+    listed = verigate_cli("review", "list", "--pending", "--exit-code", "--store", str(path))
+    assert listed.returncode == 3 and review_id in listed.stdout
+    other = verigate_cli("review", "list", "--pending", "--exit-code", "--session", "sess-other", "--store", str(path))
+    assert other.returncode == 0 and other.stdout.strip() == "no pending reviews"
+    assert verigate_cli("review", "list", "--store", str(path)).returncode == 0  # without the flag: a listing
+    assert verigate_cli("review", "reject", review_id, "--yes", "--store", str(path)).returncode == 0
+    assert verigate_cli("review", "list", "--pending", "--exit-code", "--store", str(path)).returncode == 0
+
+
 def test_show(held: tuple[Path, str], verigate_cli: Any) -> None:
     path, review_id = held
     result = verigate_cli("review", "show", review_id, "--store", str(path))

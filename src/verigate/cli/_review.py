@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["main", "open_cli_store"]
 
 _STATUSES = ("pending", "approved", "rejected", "expired", "all")
+#: ``review list --exit-code`` when something is listed: a result for CI, like ``verigate grade``'s 3
+LISTED_EXIT = 3
 _TEXT_WIDTH = 60
 
 
@@ -106,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list reviews (pending by default)")
     listing.add_argument("--status", choices=_STATUSES, default="pending")
+    listing.add_argument("--pending", action="store_const", const="pending", dest="status",
+                         help="pending reviews only (the default; for scripts that say so)")
+    listing.add_argument("--session", help="only reviews of this session")
+    listing.add_argument("--exit-code", action="store_true",
+                         help=f"exit {LISTED_EXIT} when any review is listed (a CI job that ran a headless agent "
+                              "fails when the run ended in a pending review)")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--store", metavar="PATH", help=store_help)
 
@@ -148,7 +156,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     store = open_cli_store(args.store, expire=True)
     try:
-        _run(store, args)
+        listed = _run(store, args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
     except BrokenPipeError:
         # the reader (``| head``) went away: stop quietly; an approval already made stands (see ``review show``)
@@ -156,19 +164,22 @@ def main(argv: Sequence[str]) -> int:
         return 1
     finally:
         store.close()
-    return 0
+    return LISTED_EXIT if args.command == "list" and args.exit_code and listed else 0
 
 
-def _run(store: Store, args: argparse.Namespace) -> None:
+def _run(store: Store, args: argparse.Namespace) -> int:
+    """Carry out the command; for ``list`` the number of reviews listed."""
     if args.command == "list":
-        reviews = store.list_reviews(None if args.status == "all" else args.status)
+        reviews = [review for review in store.list_reviews(None if args.status == "all" else args.status)
+                   if args.session is None or review.session_id == args.session]
         if args.json:
             print(json.dumps([_as_json(review) for review in reviews], indent=2, ensure_ascii=False))
         elif reviews:
             print(_table(reviews))
         else:
             print(f"no {'' if args.status == 'all' else args.status + ' '}reviews")
-    elif args.command == "show":
+        return len(reviews)
+    if args.command == "show":
         review = store.get_review(args.review_id)
         print(json.dumps(_as_json(review), indent=2, ensure_ascii=False) if args.json else _show(review))
     elif args.command == "approve":
@@ -179,6 +190,7 @@ def _run(store: Store, args: argparse.Namespace) -> None:
     else:
         review = store.reject_review(args.review_id, by=_by(args.by), note=args.note)
         print(f"{review.status} {review.review_id} by {review.resolved_by}; session {review.session_id} ended")
+    return 0
 
 
 def _by(value: str | None) -> str:
