@@ -40,6 +40,8 @@ CASES = {
     "option-letters": ("mysql --password={} -h db", _letters),
     "passphrase-yaml": ("passphrase: {}", _letters),
     "short-quoted": ('password = "{}"', lambda: _letters(6)),
+    "bracket-after-value": ("client_secret: {}(", _mixed),
+    "bracket-after-value-in-json": ('{"api_key": "{}["}', _mixed),
 }
 
 
@@ -77,6 +79,8 @@ def test_an_ampersand_inside_a_quoted_password_is_part_of_it() -> None:
     "password_hash = bcrypt.hashpw(password, salt)",
     "the password expires after 90 days",
     "?user=a&token=&x=1",
+    "api_token = fetchUserToken2(request)",
+    "secretKey = loadKey3[env]",
 ])
 def test_code_and_references_are_not_passwords(text: str) -> None:
     assert SECRETS.redact(text).findings == (), text
