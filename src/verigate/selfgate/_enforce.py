@@ -126,16 +126,18 @@ def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code"
     if override:
         mode = _mode(override, MODE_ENV)
     gate_store = GateStore(default_store if store is None else _store_path(project, store))
-    notice = "" if store is not None or not import_legacy else _import_legacy(project, state, gate_store)
+    notice = ""
+    if import_legacy:  # not for verigate doctor, which changes nothing
+        _write_project_note(project, state)
+        notice = "" if store is not None else _import_legacy(project, gate_store)
     return Settings(project, mode, blocked, gate_store, host, hardening, config_path, store is not None, notice)
 
 
-def _import_legacy(project: str, state: str, store: GateStore) -> str:
+def _import_legacy(project: str, store: GateStore) -> str:
     """Bring the entries of the store's old place (``<project>/.verigate/self-gates.jsonl``) over, once."""
     legacy = legacy_store(project)
     if store.path.exists() or not os.path.exists(legacy):  # noqa: PTH110  (str paths from _location)
         return ""
-    _write_project_note(project, state)
     count = store.import_legacy(legacy)
     if not count:
         return ""

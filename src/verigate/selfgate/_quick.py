@@ -355,7 +355,8 @@ def _decide(hook_input: Mapping[str, Any], host: Host) -> Verdict:
         return hardening_verdict(tool_name, refused)
     if not is_blocked(tool_name, blocked):
         return "allow", "", ""
-    if signature(companions[0]) is None and os.path.exists(legacy_store(project)):
+    if signature(companions[0]) is None and os.path.exists(legacy_store(project)) \
+            and not os.path.exists(os.path.join(state_dir, "legacy-imported")):
         raise _Doubt("an old store may wait to be imported")  # the full check imports it once
     if mode == "block" and hardening != BEST_EFFORT:
         files = watched_files(host, project, config_candidates(project))
