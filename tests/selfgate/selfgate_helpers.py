@@ -20,6 +20,7 @@ from verigate.selfgate._snippets import claude_settings, codex_config
 #: variables that would point the hooks at the real home's settings or state: never passed to a hook
 HOST_VARIABLES = ("CLAUDE_PROJECT_DIR", "VERIGATE_SELF_GATE_MODE", "XDG_STATE_HOME", "CODEX_HOME",
                   "CLAUDE_CONFIG_DIR", "TMPDIR")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: what a test home's Codex configuration adds to verigate's snippet: pytest's folders are under /tmp
 CODEX_TEST_TMP = "exclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n"
 
@@ -82,10 +83,16 @@ class Session:
         self.store = Path(project_state_dir(str(self.project), self.env(None))) / "self-gates.jsonl"
 
     def write_boundary(self) -> None:
+        """The home's settings as a person would have them: verigate's hooks wired as the examples show, and
+        the boundary snippet."""
         env = self.env(None)
-        write_if_changed(self.home / ".claude" / "settings.json", json.dumps(claude_settings(env), indent=2))
+        hooks = json.loads((EXAMPLES / "claude-code" / "settings.json").read_text(encoding="utf-8"))["hooks"]
+        write_if_changed(self.home / ".claude" / "settings.json",
+                         json.dumps({**claude_settings(env), "hooks": hooks}, indent=2))
         write_if_changed(self.home / ".codex" / "config.toml", codex_config(env).replace(
             "[sandbox_workspace_write]\n", "[sandbox_workspace_write]\n" + CODEX_TEST_TMP))
+        write_if_changed(self.home / ".codex" / "hooks.json",
+                         (EXAMPLES / "codex" / "hooks.json").read_text(encoding="utf-8"))
         if self.host == "codex":  # Codex needs the self-gate's configuration where workspace-write cannot write
             write_if_changed(self.project / ".codex" / "verigate.yaml", "self_gate: {}\n")
 

@@ -69,10 +69,27 @@ def test_the_snippet_passes_on_a_capable_machine(session: Session) -> None:
     data = report(session, "claude-code")
     checks = data["hosts"]["claude-code"]["checks"]
     settings = [check for check in checks if check["name"] not in ("bwrap", "socat", "rg", "user namespaces")]
+    assert {"PreToolUse hook", "sandbox.enabled", "permissions.deny"} <= {check["name"] for check in settings}
     assert all(check["status"] == "ok" for check in settings), settings
     assert data["ok"] is machine_ok()
     state = data["state_folder"]
     assert state.startswith(str(session.state_home)) and not state.startswith(str(session.project))
+
+
+def test_the_hooks_must_reach_every_tool(session: Session) -> None:
+    def checked() -> dict[str, str]:
+        data = report(session, "claude-code")
+        return {check["name"]: check["status"] for check in data["hosts"]["claude-code"]["checks"]}
+
+    assert checked()["PreToolUse hook"] == "ok" and checked()["UserPromptSubmit hook"] == "ok"
+    settings = session.home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Edit|Write|Bash"  # MCP tools would never be checked
+    settings.write_text(json.dumps(data))
+    assert checked()["PreToolUse hook"] == "missing"
+    del data["hooks"]["UserPromptSubmit"]
+    settings.write_text(json.dumps(data))
+    assert checked()["UserPromptSubmit hook"] == "missing"
 
 
 def test_codex_needs_the_protected_configuration(tmp_path: Path) -> None:

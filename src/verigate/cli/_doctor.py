@@ -64,6 +64,7 @@ def main(argv: Sequence[str]) -> int:
     from ..selfgate._enforce import settings_for
     from ..selfgate._location import legacy_store, project_state_dir
     from ..selfgate._machine import machine_checks
+    from ..selfgate._wiring import wiring_checks
 
     project = str(Path(args.project or os.environ.get("CLAUDE_PROJECT_DIR") or Path.cwd()).resolve())
     hosts = args.host or _wired_hosts(project) or list(_HOSTS)
@@ -75,7 +76,7 @@ def main(argv: Sequence[str]) -> int:
         settings = settings_for({"cwd": project}, host, import_legacy=False)
         store = str(settings.store.path)
         checks = host_checks(host, project, store, settings.config_path, settings.custom_store)
-        checks += machine_checks(host)
+        checks += wiring_checks(host, project) + machine_checks(host)
         failed = failed or any(check.failed for check in checks)
         report["hosts"][host] = {  # type: ignore[index]
             "mode": settings.mode, "hardening": settings.hardening, "config": settings.config_path or None,
