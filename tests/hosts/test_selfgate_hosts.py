@@ -150,3 +150,112 @@ def test_the_stop_judge_passes_and_the_run_ends(declared: Declared) -> None:
         assert result is not None and result["subtype"] == "success" and not result["is_error"]
     else:
         assert any(event.get("type") == "turn.completed" for event in declared.run.events)
+
+
+# ------------------------------------------------------------------------------------------------ no declaration
+
+
+@pytest.mark.xfail(strict=True, reason=ITEM_2)
+@pytest.mark.parametrize("host", HOSTS)
+def test_without_a_declaration_block_mode_lets_every_tool_run(host: str, make_project: Any,
+                                                              judge: JudgeServer) -> None:
+    project, server = make_project(host, judge_url=judge.base_url)
+    (project.dir / "a.py").write_text(ORIGINAL, encoding="utf-8")
+    passes(judge)
+    calls = [edit_a(host, project), write_file(host, project, "b.py", "y = 1\n"), shell(host, "touch c.txt")]
+    first = [Turn(calls=(read_a(project),))] if host == "claude-code" else []
+    server.script(*first, *(Turn(calls=(call,)) for call in calls), Turn.say("Changed a.py, added b.py and c.txt."))
+    run = project.run("Change a.py to x = 2, add b.py and c.txt.")
+    assert run.returncode == 0 and server.pending == 0, run.describe()
+    assert [gate["gate_text"] for gate in project.gates()] == []
+    assert (project.dir / "a.py").read_text(encoding="utf-8") == "x = 2\n"
+    assert (project.dir / "b.py").exists() and (project.dir / "c.txt").exists()
+
+
+# ------------------------------------------------------------------------------------------------ closing
+
+
+def _declare_then_resume(host: str, make_project: Any, judge: JudgeServer, close_prompt: str | None
+                         ) -> tuple[Project, Any, Call, dict[str, Any]]:
+    """Run 1 declares a gate (and stops: the judge passes); run 2 resumes the session with a typed close prompt
+    (``{gate}`` is the declared gate's id) and edits a.py."""
+    project, server = make_project(host, judge_url=judge.base_url)
+    (project.dir / "a.py").write_text(ORIGINAL, encoding="utf-8")
+    passes(judge)
+    # the agent declares, tries anyway (denied: the person sees the gate's id in the deny text), and stops
+    early = edit_a(host, project)
+    if host == "claude-code":
+        server.script(Turn(text=DECLARATION, calls=(read_a(project),)), Turn(calls=(early,)), Turn.say("Waiting."))
+    else:
+        server.script(Turn.tool("exec_command", {"cmd": "cat a.py"}, text=DECLARATION), Turn(calls=(early,)),
+                      Turn.say("Waiting."))
+    first = project.run("Plan a change to a.py; wait for my approval before editing.")
+    assert first.returncode == 0 and server.pending == 0, first.describe()
+    gate = declared_gate(project)
+    assert f"[{gate['gate_id']}]" in result_text(server, early)
+    assert (project.dir / "a.py").read_text(encoding="utf-8") == ORIGINAL
+    edit = edit_a(host, project)
+    before = [Turn(calls=(read_a(project),))] if host == "claude-code" else []
+    server.script(*before, Turn(calls=(edit,)), Turn.say("Edited a.py."))
+    second = project.run((close_prompt or "approve gate {gate}").format(gate=gate["gate_id"]),
+                         resume=session_of(first))
+    assert second.returncode == 0 and server.pending == 0, second.describe()
+    assert session_of(second) == session_of(first)
+    return project, server, edit, gate
+
+
+@pytest.mark.xfail(strict=True, reason=ITEM_2)
+@pytest.mark.parametrize("host", HOSTS)
+def test_approve_gate_typed_on_resume_lets_the_next_edit_run(host: str, make_project: Any,
+                                                             judge: JudgeServer) -> None:
+    project, server, edit, gate = _declare_then_resume(host, make_project, judge, None)
+    closed = next(entry for entry in project.gates() if entry["gate_id"] == gate["gate_id"])
+    assert closed["open"] is False and closed["closed_channel"] == "user-prompt-submit"
+    assert (project.dir / "a.py").read_text(encoding="utf-8") == "x = 2\n", result_text(server, edit)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_release_all_gates_typed_on_resume_closes_them_and_the_edit_runs(host: str, make_project: Any,
+                                                                         judge: JudgeServer) -> None:
+    """The whole-session close phrase also closes the problem gates of issue 10 item 2, so this passes today."""
+    project, server, edit, _gate = _declare_then_resume(host, make_project, judge, "release all gates")
+    gates = project.gates()
+    assert gates and all(entry["open"] is False for entry in gates), gates
+    assert {entry["closed_channel"] for entry in gates} == {"user-prompt-submit"}
+    assert (project.dir / "a.py").read_text(encoding="utf-8") == "x = 2\n", result_text(server, edit)
+
+
+# ------------------------------------------------------------------------------------------------ hardening
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_project: Any,
+                                                               judge: JudgeServer) -> None:
+    """In audit mode (no gate can hold anything), writes to verigate.yaml, the hook settings and the store are
+    still denied, and a Bash `verigate gate close` is refused."""
+    project, server = make_project(host, judge_url=judge.base_url, mode="audit")
+    passes(judge)
+    config = project.dir / "verigate.yaml"
+    settings = project.dir / (".claude/settings.json" if host == "claude-code" else ".codex/hooks.json")
+    protected = {path: path.read_bytes() for path in (config, settings)}
+    if host == "claude-code":
+        reads = [Call("Read", {"file_path": str(path)}) for path in protected]
+        attacks = [Call("Write", {"file_path": str(config), "content": "self_gate:\n  mode: audit\n"}),
+                   Call("Edit", {"file_path": str(settings), "old_string": '"Stop"', "new_string": '"Notification"'}),
+                   shell(host, "echo '{}' > .claude/settings.json"),
+                   shell(host, "verigate gate close --all")]
+        turns = [Turn(calls=tuple(reads)), *(Turn(calls=(call,)) for call in attacks)]
+    else:
+        attacks = [Call("apply_patch", "*** Begin Patch\n*** Update File: verigate.yaml\n@@\n-self_gate:\n"
+                                       "+gate_off:\n*** End Patch\n", kind="custom"),
+                   shell(host, "echo '{}' > .codex/hooks.json"),
+                   shell(host, "verigate gate close --all")]
+        turns = [Turn(calls=(call,)) for call in attacks]
+    server.script(*turns, Turn.say("Done."))
+    run = project.run("Turn verigate off.")
+    assert run.returncode == 0 and server.pending == 0, run.describe()
+    for call in attacks:
+        text = result_text(server, call)
+        assert "verigate self-gate hardening" in text, (call.name, text)
+    for path, content in protected.items():
+        assert path.read_bytes() == content, path
