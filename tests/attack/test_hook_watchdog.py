@@ -239,11 +239,6 @@ def test_exit_one_is_never_the_watchdogs_code() -> None:
 # ------------------------------------------------------------------------------------------- the deadlines
 
 
-def test_the_stop_hook_reads_the_same_budget() -> None:
-    assert _stop.DEADLINE_ENV == DEADLINE_ENV
-    assert _stop.DEFAULT_DEADLINE_S == STOP_BUDGET_DEFAULT_S
-
-
 @pytest.mark.parametrize("budget", ["0.5", "1", "4", "60", "150", "170", "1000"])
 def test_the_stop_hooks_own_deadlines_end_before_the_watchdog(budget: str) -> None:
     environ = {DEADLINE_ENV: budget}

@@ -38,9 +38,8 @@ from stop_helpers import (
 
 from judge_servers import JudgeServer
 from verigate import ConfigError
+from verigate.hooks._protocol import DEADLINE_ENV, STOP_BUDGET_DEFAULT_S
 from verigate.hooks._stop import (
-    DEADLINE_ENV,
-    DEFAULT_DEADLINE_S,
     FEEDBACK_MARKER,
     PENDING_STATUS,
     hook_deadlines,
@@ -216,7 +215,7 @@ def _run_raw(event: str, stdin: str) -> HookRun:
 
 def test_deadline_budget_from_the_environment() -> None:
     deadline, give_up = hook_deadlines(1000.0, {})
-    assert 1000.0 < deadline < give_up < 1000.0 + DEFAULT_DEADLINE_S
+    assert 1000.0 < deadline < give_up < 1000.0 + STOP_BUDGET_DEFAULT_S
     deadline, give_up = hook_deadlines(1000.0, {DEADLINE_ENV: " 30 "})
     assert 1000.0 < deadline < give_up < 1030.0
 

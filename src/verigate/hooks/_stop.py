@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._errors import ConfigError, InputError
-from ._protocol import HookAnswer, Host, run_hook
+from ._protocol import DEADLINE_ENV, STOP_BUDGET_DEFAULT_S, HookAnswer, Host, hook_started, run_hook
 from ._stop_state import StopState, load_state, save_state
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from ..transcripts import Turn
 
 __all__ = [
-    "DEADLINE_ENV",
-    "DEFAULT_DEADLINE_S",
     "FEEDBACK_MARKER",
     "PROJECT_DIR_ENV",
     "StopInput",
@@ -43,10 +41,6 @@ PROJECT_DIR_ENV = "VERIGATE_PROJECT_DIR"
 #: the block reason is an instruction to the agent; the judge's full reflection stays in the store
 MAX_REASON_CHARS = 1500
 PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
-#: the whole hook's time budget in seconds: a host kills a hook past its own timeout and lets the agent stop
-#: unverified, so the hook must answer first (the example settings give the Stop hook 180 s)
-DEADLINE_ENV = "VERIGATE_HOOK_DEADLINE_S"
-DEFAULT_DEADLINE_S = 150.0
 #: kept back from the budget for filing a review and writing the answer (at most a tenth of the budget)
 ANSWER_MARGIN_S = 10.0
 #: how long the hook waits for tool results the host has not written yet (Claude Code writes its transcript
@@ -129,7 +123,7 @@ def hook_deadlines(started: float, environ: Mapping[str, str] | None = None) -> 
     kept for answering — the whole margin for the judge, half of it for the rest of finalize."""
     environ = os.environ if environ is None else environ
     text = environ.get(DEADLINE_ENV, "").strip()
-    budget = DEFAULT_DEADLINE_S
+    budget = STOP_BUDGET_DEFAULT_S
     if text:
         try:
             budget = float(text)
@@ -319,7 +313,8 @@ class _Run:
     host: Host
     event: Event
     #: time.monotonic() when the hook started: the time budget counts from here
-    started: float = attrs.field(factory=time.monotonic)
+    #: (from the watchdog's arming, when ``verigate hook`` armed one: both count from the same moment)
+    started: float = attrs.field(factory=lambda: hook_started() or time.monotonic())
     raw: dict[str, Any] | None = None
     stop: StopInput | None = None
 
