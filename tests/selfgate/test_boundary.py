@@ -218,3 +218,16 @@ def test_the_hook_hands_every_mcp_input_to_the_tripwire(blocking: Session, monke
     tool_input = {"path": "notes.md", "nested": {"content": ["x"]}}
     both(blocking, "mcp__notes__write", tool_input)
     assert seen == [("mcp__notes__write", tool_input)] * 2
+
+
+def test_an_error_while_checking_the_boundary_denies_in_block_mode(blocking: Session,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from verigate.selfgate import _boundary
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError("settings folder unreadable")
+
+    monkeypatch.setattr(_boundary, "host_checks", broken)
+    full, quick = both(blocking)
+    assert full[0] == "deny" and "boundary check failed" in full[1] and "unreadable" in full[1]
+    assert quick is None  # an error is not cached: the next call checks again

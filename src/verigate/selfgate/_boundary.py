@@ -310,11 +310,7 @@ def host_checks(host: Host, project: str, store: str, config: str, custom_store:
 
 def missing(host: Host, project: str, store: str, config: str, custom_store: bool = False,
             environ: Mapping[str, str] | None = None) -> list[str]:
-    """What block mode lacks: one short line per failing check (empty when the boundary holds). An error while
-    checking is itself a missing piece: block mode fails closed."""
-    try:
-        failed = [check for check in host_checks(host, project, store, config, custom_store, environ)
-                  if check.failed]
-    except Exception as exc:  # any error: the boundary cannot be shown to hold
-        return [f"the boundary check failed ({type(exc).__name__}: {exc})"]
+    """What block mode lacks: one short line per failing check (empty when the boundary holds). Errors
+    propagate: the caller fails closed."""
+    failed = [check for check in host_checks(host, project, store, config, custom_store, environ) if check.failed]
     return [f"{check.name}: {check.detail} (fix: {check.fix})" for check in failed]

@@ -279,7 +279,12 @@ def _boundary_refusal(settings: Settings, tool_name: str) -> ToolDecision | None
     # the key (the files' signatures) before reading them: a file changed meanwhile makes the next call check again
     key = _wall.key(settings.host, project, store, _wall.watched_files(settings.host, project,
                                                                        config_candidates(project)))
-    lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)  # fails closed
+    try:
+        lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)
+    except Exception as exc:  # the boundary cannot be shown to hold: refuse, and cache nothing (it may pass later)
+        return ToolDecision(*boundary_verdict(tool_name, settings.host,
+                                              [f"the boundary check failed ({type(exc).__name__}: {exc})"],
+                                              settings.config_path))
     if not settings.custom_store:
         _wall.remember_missing(str(settings.store.state_dir), settings.host, key, lacking)
     if not lacking:
