@@ -411,11 +411,15 @@ def _quoted(text: str) -> tuple[str, str]:
 
 
 def _word(pieces: list[_Piece], dynamic: bool, raw: str) -> Word:
+    if len(pieces) == 1 and isinstance(pieces[0], tuple) and pieces[0][0] == pieces[0][1]:
+        text = pieces[0][0]  # the common plain word: one string object for text, pattern and (often) raw
+        return Word(text, text, len(text) == 1 and text in "*?[", dynamic, text if text == raw else raw)
     texts = [piece[0] for piece in pieces if isinstance(piece, tuple)]
     patterns = [piece[1] for piece in pieces if isinstance(piece, tuple)]
     pattern = "".join(patterns).replace("[^", "[!")  # bash negates a bracket with ^ too
     glob = any(len(piece) == 1 and piece in "*?[" for piece in patterns)
-    return Word("".join(texts), pattern, glob, dynamic, raw)
+    text = "".join(texts)
+    return Word(text, text if pattern == text else pattern, glob, dynamic, raw)
 
 
 def _ansi_c(body: str) -> str:
