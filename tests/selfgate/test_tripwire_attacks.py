@@ -207,6 +207,13 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     ("", ". <(echo 'echo x >> [v]erigate.yaml')"),
     ("", "nohup sh -c 'echo x >> verigate.yaml' >/dev/null 2>&1 & wait"),
     ("", "trap 'echo x >> verigate.yaml' EXIT; true"),
+    # names printed by printf and echo (evaluated when their arguments are literal)
+    ("", "f=$(printf '" + "".join(f"\\x{ord(char):02x}" for char in STORE) + "'); echo x >> \"$f\""),
+    ("", "echo x >> $(echo verigate).yaml"),
+    ("", "echo x >> `echo -e '\\x76erigate.yaml'`"),
+    ("", "echo x >> $(printf '%s.%s' verigate yaml)"),
+    ("", "echo x >> $(printf '\\056\\166erigate/self-gates.jsonl')"),
+    ("", "echo x >> \"$(printf '%b' '\\x2everigate')/self-gates.jsonl\""),
 ]]
 
 HUMAN_COMMANDS = [
@@ -287,6 +294,7 @@ TOOL_ATTACKS: list[tuple[str, dict[str, Any]]] = [
     ("shell", {"command": ["bash", "-lc", "echo x >> .?erigate/s*l"]}),
     ("mcp__shell__run", {"command": "cd .claude && echo x > settings.json"}),
     ("Write", {"file_path": "innocent.json", "content": "x"}),
+    ("mcp__filesystem__write_file", {"path": "../verigate.yaml", "content": "x"}),  # relative to the server's root
 ]
 
 
@@ -297,7 +305,8 @@ def test_every_tool_and_patch_shape_is_path_checked(project: Project, tool: str,
     assert project.check(tool, filled) is not None, (tool, filled)
 
 
-@pytest.mark.parametrize(("tool", "tool_input"), [case for case in TOOL_ATTACKS if "write_file" in case[0]])
+@pytest.mark.parametrize(("tool", "tool_input"), [case for case in TOOL_ATTACKS
+                                                if "write_file" in case[0] and not case[1]["path"].startswith("..")])
 def test_an_mcp_write_really_changes_a_protected_file(project: Project, tool: str, tool_input: dict[str, Any]) -> None:
     """What the filesystem server does with the path (relative to its root, ``~`` and ``file://`` resolved)."""
     filled = _fill(tool_input, str(project.project))

@@ -168,6 +168,10 @@ def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected
         for text in strings if field is None else ():
             path = _path_like(text)
             label = paths.hit(path, cwd) if path is not None else None
+            if label is None and path is not None and tool_name != "Bash" and not path.startswith(("/", "~")):
+                # an MCP server resolves a relative path against its own root, which may not be this cwd: the
+                # path must not be the end of a protected one either (``verigate.yaml``, ``.claude/settings.json``)
+                label = paths.tail_hit(path)
             if label is not None:
                 return (f"{tool_name} names {label} ({path}) in its input; only a person changes it, outside the "
                         "agent (the Read tool may read it)")

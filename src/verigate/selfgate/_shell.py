@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Command", "Script", "TooComplex", "Word", "parse"]
+__all__ = ["Command", "Script", "TooComplex", "Word", "ansi_c", "parse"]
 
 #: deepest nesting of ``$(…)``, backticks and process substitutions read (deeper: ``TooComplex``)
 MAX_DEPTH = 24
@@ -228,7 +228,7 @@ class _Reader:
             elif char == "$":
                 if source.startswith("$'", self.pos):
                     end = re.compile(_ANSI_BODY).match(source, self.pos + 2).end()  # type: ignore[union-attr]
-                    pieces.append(_quoted(_ansi_c(source[self.pos + 2:end])))
+                    pieces.append(_quoted(ansi_c(source[self.pos + 2:end])))
                     self.pos = end + 1
                 elif source.startswith('$"', self.pos):  # a locale string: the text itself here
                     self.pos += 2
@@ -236,8 +236,7 @@ class _Reader:
                 else:
                     dynamic |= self.dollar(script, pieces)
             elif char == "`":
-                self.backtick(script)
-                pieces.append((DYNAMIC, DYNAMIC))
+                self.backtick(script, pieces, quoted=False)
                 dynamic = True
             elif char in "{},":
                 pieces.append({"{": _OPEN, ",": _COMMA, "}": _CLOSE}[char])
@@ -274,8 +273,7 @@ class _Reader:
             elif char == "$":
                 dynamic |= self.dollar(script, pieces, quoted=True)
             elif char == "`":
-                self.backtick(script)
-                pieces.append((DYNAMIC, DYNAMIC))
+                self.backtick(script, pieces, quoted=True)
                 dynamic = True
             else:
                 end = _DOUBLE_PLAIN.match(source, self.pos).end()  # type: ignore[union-attr]
@@ -290,7 +288,7 @@ class _Reader:
         if following == "(":
             self.pos += 2
             self.nested(script, ")")
-            pieces.append((DYNAMIC, DYNAMIC))
+            self.output(script.substitutions[-1], pieces, quoted)
         elif following == "{":
             level, index = 0, self.pos + 1
             while index < len(source):  # to the matching brace
@@ -320,14 +318,27 @@ class _Reader:
         else:
             pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
 
-    def backtick(self, script: Script) -> None:
+    def output(self, inner: Script, pieces: list[_Piece], quoted: bool) -> None:
+        """What a substitution prints when it is known (``$(printf '\\x2e…')``), else ``DYNAMIC``."""
+        from ._shellout import static_output  # most commands have no substitution
+
+        value = static_output(inner)
+        if value is None:
+            pieces.append((DYNAMIC, DYNAMIC))
+        elif quoted:
+            pieces.append(_quoted(value))
+        else:
+            pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
+
+    def backtick(self, script: Script, pieces: list[_Piece], quoted: bool) -> None:
         source = self.source
         end = re.compile(_BACKTICK_BODY).match(source, self.pos + 1).end()  # type: ignore[union-attr]
         body = re.sub(r"\\([\\`$])", r"\1", source[self.pos + 1:end])
         self.pos = end + 1
         if self.depth >= MAX_DEPTH:
             raise TooComplex("command substitutions nested too deep to check")
-        script.substitutions.append(parse(body, self.depth + 1))
+        script.substitutions.append(parse(body, self.depth + 1, self.variables))
+        self.output(script.substitutions[-1], pieces, quoted)
 
     # -- brace expansion --------------------------------------------------------------------------------------
 
@@ -422,7 +433,7 @@ def _word(pieces: list[_Piece], dynamic: bool, raw: str) -> Word:
     return Word(text, text if pattern == text else pattern, glob, dynamic, raw)
 
 
-def _ansi_c(body: str) -> str:
+def ansi_c(body: str) -> str:
     """The value of ``$'…'``: C escapes decoded as bash does (``\\x2e``, ``\\056``, ``\\u002e``, ``\\cA``)."""
     def decode(found: re.Match[str]) -> str:
         octal, hexa, short, long, control, other = found.groups()
