@@ -1,0 +1,36 @@
+"""The tripwire never raises, whatever the command or tool input: an exception in the hook would hand the decision
+to the host, which lets a tool call through when its hook fails."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_tripwire_attacks import Project, project
+
+__all__ = ["project"]  # the fixture, imported to be used here
+
+#: characters with meaning to bash, and a few pieces of protected names, so the reader's every branch is reached
+SHELL = st.lists(st.sampled_from([*" \t\n;&|<>(){}[]*?,.'\"\\$`~=!#%-/0129abcx",
+    "verigate", "gate", "close", ".verigate", "self-gates.jsonl", "$'\\x2e'", "$(", "${", "<<EOF\n", "\nEOF\n",
+    "{a..c}", "cd ", "printf ", "echo ", "bash -c ", "\\\n", "\x00", "\udcff"]), max_size=40).map("".join)
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(SHELL, min_size=1, max_size=6).map("".join))
+def test_any_command_gets_an_answer(project: Project, command: str) -> None:
+    answer = project.check("Bash", {"command": command})
+    assert answer is None or isinstance(answer, str)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["Bash", "Write", "apply_patch", "mcp__fs__write_file", "shell", "Read"]),
+       st.dictionaries(st.sampled_from(["command", "cmd", "path", "file_path", "input", "patch", "x"]), JSON,
+                       max_size=4))
+def test_any_tool_input_gets_an_answer(project: Project, tool: str, tool_input: dict[str, Any]) -> None:
+    answer = project.check(tool, tool_input)
+    assert answer is None or isinstance(answer, str)
