@@ -28,6 +28,16 @@ TOKENS: dict[str, Callable[[], str]] = {
 }
 
 
+def _full_width(text: str) -> str:
+    """ASCII letters, digits and punctuation as their full-width forms (U+FF01..U+FF5E)."""
+    return "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in text)
+
+
+def _thirds(token: str) -> tuple[str, str, str]:
+    third = len(token) // 3
+    return token[:third], token[third:2 * third], token[2 * third:]
+
+
 def _ansi(code: str) -> Callable[[str], str]:
     return lambda token: f"\x1b[{code}m{token}\x1b[0m"
 
@@ -70,10 +80,19 @@ EMBEDDINGS: dict[str, Callable[[str], str]] = {
     "logfmt": lambda token: f'level=info token={token} msg="deployed"',
     "token-split-by-ansi": lambda token: f"{token[:12]}\x1b[0m{token[12:]}",
     "double-escaped-newline": lambda token: "\\\\n" + token,
+    "zero-width-space-inside": lambda token: f"{token[:10]}\u200b{token[10:]}",
+    "soft-hyphen-and-joiner-inside": lambda token: "\u00ad".join(_thirds(token)[:2]) + "\u2060" + _thirds(token)[2],
+    "full-width-letters": lambda token: _full_width(token),
+    "bom-before": lambda token: f"x\ufeff{token}",
 }
 
 #: embeddings where the token is no longer one substring of the text: the oracle checks its pieces instead
-SPLIT = {"token-split-by-ansi": lambda token: (token[:12], token[12:])}
+SPLIT: dict[str, Callable[[str], tuple[str, ...]]] = {
+    "token-split-by-ansi": lambda token: (token[:12], token[12:]),
+    "zero-width-space-inside": lambda token: (token[:10], token[10:]),
+    "soft-hyphen-and-joiner-inside": _thirds,
+    "full-width-letters": lambda token: (_full_width(token), token),
+}
 
 BEFORE, AFTER = "deploy started for service api", "deploy finished in 4s"
 

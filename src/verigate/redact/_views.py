@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 
 __all__ = ["View", "views"]
@@ -36,6 +37,13 @@ _ANSI = re.compile(
     # of the spellings, which would eat ordinary text such as ``\example``
     r"|\x1b[\x20-\x2f]{0,8}[\x30-\x7e]"
 )
+# characters a reader does not see (format characters: zero-width spaces and joiners, soft hyphen, bidi
+# controls, BOM) and compatibility forms a reader sees as ASCII (full-width ``ｇｈｐ＿``, mathematical 𝐠𝐡𝐩): a token
+# spelled with them is the token to whoever reads it
+_HIDDEN = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff"
+_LOOKALIKE = "\uff01-\uff5e\U0001d400-\U0001d7ff"
+_UNICODE = re.compile(f"[{_HIDDEN}]|[{_LOOKALIKE}]+")
+_IS_HIDDEN = re.compile(f"[{_HIDDEN}]")
 _ANSI_MARKS = ("\x1b", "\x90", "\x98", "\x9b", "\x9c", "\x9d", "\x9e", "\x9f", "\\x1", "\\033", "\\33", "\\e",
                "\\u001", "^[")
 
@@ -136,12 +144,22 @@ def _could_hold_ansi(text: str) -> bool:
     return any(mark in text for mark in _ANSI_MARKS)
 
 
-def _without_ansi(view: View, separator: str) -> View | None:
-    """Each escape sequence replaced by ``separator``: removed (``""``) joins a token an escape splits, a space
-    keeps apart what a colour change separates on screen (``a\x1b[32mghp_...`` shows a token after an ``a``)."""
-    if not _could_hold_ansi(view.text):
-        return None
-    return _derive(view, _ANSI, separator)
+def _as_seen(view: View, separator: str) -> View | None:
+    """The text as a reader sees it: each escape sequence and each invisible character replaced by
+    ``separator`` — removed (``""``) joins a token they split, a space keeps apart what a colour change
+    separates on screen (``a\x1b[32mghp_...`` shows a token after an ``a``) — and look-alike characters as
+    the ASCII they show (NFKC)."""
+    text = view.text
+    if _could_hold_ansi(text):
+        view = _derive(view, _ANSI, separator) or view
+    if text.isascii() or _UNICODE.search(view.text) is None:
+        return None if view.text == text else view
+
+    def unicode(found: re.Match[str]) -> str:
+        shown = found.group()
+        return separator if _IS_HIDDEN.match(shown) else unicodedata.normalize("NFKC", shown)
+
+    return _derive(view, _UNICODE, unicode) or (None if view.text == text else view)
 
 
 def _unescaped(view: View) -> View | None:
@@ -152,7 +170,7 @@ def _unescaped(view: View) -> View | None:
 
 
 #: where a view can differ from the original: a backslash, a percent-escape, an ESC or C1 introducer, caret ESC
-_CHANGE_HINT = re.compile(r"[\\\x1b\x90\x98\x9b-\x9f]|%[0-7][0-9a-fA-F]|\^\[")
+_CHANGE_HINT = re.compile(rf"[\\\x1b\x90\x98\x9b-\x9f{_HIDDEN}{_LOOKALIKE}]|%[0-7][0-9a-fA-F]|\^\[")
 
 
 def _focus(root: View) -> View | None:
@@ -191,8 +209,8 @@ def _gaps(removed: list[tuple[int, int, int]], length: int) -> Iterator[tuple[in
 
 def views(text: str) -> list[View]:
     """The normalised views of ``text`` worth scanning (empty for most texts: only those holding a backslash,
-    a percent-escape or an escape sequence have any): each decoding level (JSON escapes, percent-escapes), and
-    the original and each level with ANSI escape sequences removed and with each replaced by a space."""
+    a percent-escape, an escape sequence, an invisible or a look-alike character have any): each decoding level
+    (JSON escapes, percent-escapes), and the original and each level as a reader sees it (see ``_as_seen``)."""
     found: list[View] = []
     focus = _focus(View(text, None, []))
     if focus is None:
@@ -201,7 +219,7 @@ def views(text: str) -> list[View]:
     current = focus
     for level in range(MAX_DECODE_LEVELS + 1):
         for separator in ("", " "):
-            stripped = _without_ansi(current, separator)
+            stripped = _as_seen(current, separator)
             if stripped is not None and stripped.text not in seen:
                 seen.add(stripped.text)
                 found.append(stripped)
