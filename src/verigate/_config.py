@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +11,7 @@ import attrs
 
 from . import _data
 from ._errors import ConfigError, InputError
+from ._logging import get_logger
 from ._yaml import LoadedYaml, load_yaml, read_yaml_file
 from .judge._base import JudgeCaps, JudgeConfig
 
@@ -30,7 +30,7 @@ __all__ = [
 DEFAULT_CONFIG_NAME = "verigate.yaml"
 #: engine names of the origin runtime that meant "judge less"; judgment cannot be turned off
 LEGACY_ENGINE_NAMES = frozenset({"off", "rule_based", "reflexion"})
-log = logging.getLogger("verigate.config")
+log = get_logger("verigate.config")
 _UNKNOWN_KEYS = re.compile(r"must not contain \{'([^']+)'")
 
 

@@ -146,7 +146,6 @@ class _RaisingPostVerify:
         raise RuntimeError(f"token {self.token}")
 
 
-@pytest.mark.xfail(strict=False, reason="until gate uses get_logger")
 def test_a_handler_exception_through_the_gate_is_logged_redacted(tmp_path: Any,
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     token = _token()

@@ -43,7 +43,9 @@ def test_list_shows_a_readable_table(held: tuple[Path, str], verigate_cli: Any) 
     older, newer = lines  # oldest first
     assert older.split()[1:3] == ["sess-2", "2h"]
     assert older.endswith("x" * 59 + "…")
-    assert newer.split()[:4] == [review_id, "sess-1", "0s", "pending"]
+    review, session, age, status = newer.split()[:4]
+    assert (review, session, status) == (review_id, "sess-1", "pending")
+    assert age.endswith("s") and int(age[:-1]) < 60  # seconds old (the CLI's own start-up counts on a busy machine)
     assert newer.endswith("judge_unavailable  All 12 tests pass.")
     assert "Details follow" not in result.stdout
 

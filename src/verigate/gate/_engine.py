@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,6 +26,7 @@ from .._errors import (
     StoreError,
     VerigateError,
 )
+from .._logging import get_logger
 from .._models import (
     Candidate,
     FinalizeResult,
@@ -64,7 +64,7 @@ __all__ = [
     "skipping_public_verification",
 ]
 
-log = logging.getLogger("verigate.gate")
+log = get_logger("verigate.gate")
 #: the status of a withheld answer (SPEC §1.2 "Response")
 PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
 #: what is stored in place of a text the redactors failed on (nothing unredacted is ever stored)

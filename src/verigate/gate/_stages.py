@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
+from .._logging import get_logger
 from .._models import (
     Candidate,
     HookRecord,
@@ -27,7 +27,7 @@ from ._containment import contain
 
 __all__ = ["STRUCTURAL_CHECK_ERROR", "StageResult", "is_own_bounded", "read_only", "run_stage", "run_structural"]
 
-log = logging.getLogger("verigate.gate")
+log = get_logger("verigate.gate")
 HookSurface = Literal["pre_verify", "post_verify", "stop"]
 Surface = Literal["structural_check", HookSurface]
 #: the finding a structural check that raised, timed out or returned garbage leaves behind (unfixable)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import sqlite3
 import threading
@@ -18,6 +17,7 @@ from typing import Any, Literal
 
 from .. import _json as strict_json
 from .._errors import LedgerTamperedError, ReviewError, StoreError
+from .._logging import get_logger
 from .._models import SessionState
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash_of_json, verify_chain
@@ -30,7 +30,7 @@ DEFAULT_STORE_PATH = ".verigate/verigate.db"
 MEMORY = ":memory:"
 #: ``resolved_by`` of reviews the store expired itself
 EXPIRY_ACTOR = "verigate:expiry"
-log = logging.getLogger("verigate.store")
+log = get_logger("verigate.store")
 
 _REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pending_text, candidate, verdict, "
                    "created_at, resolved_at, resolved_by, note")
