@@ -17,9 +17,10 @@ a subprocess with ``PYTHONPATH=<tmp>/src`` first, so the checkout's files are ne
 probe prints ``verigate.__file__`` from such a subprocess, the unmutated copy must pass the target's tests (the
 baseline) and a canary mutant (the module raises on import) must be killed; otherwise the run stops.
 
-Verdicts: the test run fails (exit 1) or cannot even import the mutant (exit 2): killed. It passes: survived. It
-runs past the timeout (3x the baseline, at least 60 s): timeout, counted as killed (the mutant changed behaviour
-observably: it hangs) and reported separately. Any other pytest exit (internal or usage error): error, not killed.
+Verdicts: the test run fails (any non-zero exit: a test failed, or a test module or conftest could not import the
+mutant) while the baseline passed with the same command: killed. It passes: survived. It runs past the timeout (3x
+the baseline, at least 60 s): timeout, counted as killed (the mutant changed behaviour observably: it hangs) and
+reported separately.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -287,7 +289,7 @@ def choose(mutants: Sequence[Mutant], sample: int | None, seed: int, target: str
 
 @dataclass
 class Outcome:
-    status: str  # killed | survived | timeout | error
+    status: str  # killed | survived | timeout
     seconds: float
     returncode: int | None
     tail: str = ""
@@ -358,8 +360,9 @@ class Workspace:
             return Outcome("timeout", time.monotonic() - started, None)
         seconds = time.monotonic() - started
         tail = "\n".join(output.strip().splitlines()[-15:])
-        status = {0: "survived", 1: "killed", 2: "killed"}.get(process.returncode, "error")
-        return Outcome(status, seconds, process.returncode, tail)
+        # the baseline passed with this very command line, so any failing exit is the mutant's doing: 1 a test
+        # failed, 2 a test module could not import it, 4 a conftest could not (pytest calls that a usage error)
+        return Outcome("survived" if process.returncode == 0 else "killed", seconds, process.returncode, tail)
 
 
 def _log(message: str) -> None:
@@ -397,8 +400,10 @@ def run_target(workspace: Workspace, target: Target, sample: int | None, seed: i
             results.append((mutant, outcome))
     finally:
         workspace.write(target.module, original)
-    counts = {status: sum(1 for _, o in results if o.status == status)
-              for status in ("killed", "timeout", "survived", "error")}
+    counts = {status: sum(1 for _, o in results if o.status == status) for status in ("killed", "timeout", "survived")}
+    exits: dict[str, int] = {}
+    for _, outcome in results:
+        exits[str(outcome.returncode)] = exits.get(str(outcome.returncode), 0) + 1
     caught = counts["killed"] + counts["timeout"]
     return {
         "target": target.name,
@@ -408,12 +413,12 @@ def run_target(workspace: Workspace, target: Target, sample: int | None, seed: i
         "run": len(results),
         **counts,
         "rate": round(100 * caught / len(results), 1) if results else 100.0,
+        "exit_codes": exits,
         "canary": canary.status,
         "baseline_seconds": round(baseline.seconds, 1),
         "seconds": round(time.monotonic() - started, 1),
-        "not_killed": [{"file": f"src/{target.module}", **{k: v for k, v in asdict(m).items() if k != "source"},
-                        "status": o.status, "tail": o.tail if o.status == "error" else ""}
-                       for m, o in results if o.status in ("survived", "error")],
+        "survivors": [{"file": f"src/{target.module}", **{k: v for k, v in asdict(m).items() if k != "source"}}
+                      for m, o in results if o.status == "survived"],
         "verigate_file": package,
     }
 
@@ -424,10 +429,10 @@ def _report(report: dict[str, object], targets: Sequence[dict[str, object]]) -> 
         yield (f"  {result['target']:7} {result['killed']} killed + {result['timeout']} timeouts / {result['run']} "
                f"({result['rate']} %) of {result['mutants']} mutants in {result['module']}, {result['seconds']}s")
     for result in targets:
-        survivors = result["not_killed"]
+        survivors = result["survivors"]
         assert isinstance(survivors, list)
         for item in survivors:
-            yield (f"  {item['status'].upper()} {item['file']}:{item['line']} [{item['operator']}] "
+            yield (f"  survived {item['file']}:{item['line']} #{item['index']} [{item['operator']}] "
                    f"{item['before']}  ->  {item['after']}")
     yield f"total {report['seconds']}s"
 
@@ -442,6 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="only this target (repeatable)")
     parser.add_argument("--mutant", action="append", default=[], metavar="TARGET:INDEX",
                         help="run only this mutant (repeatable; indices as --list prints them)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="targets tested at the same time (default 1; each runs one pytest at a time)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     parser.add_argument("--list", action="store_true", help="list the chosen mutants and run nothing")
     args = parser.parse_args(argv)
@@ -462,14 +469,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{target.name}: {mutant.describe()}")
         return 0
     started = time.monotonic()
-    workspace = Workspace()
+
+    def one(target: Target) -> dict[str, object]:
+        workspace = Workspace()  # one copy per target, so targets can run side by side
+        try:
+            return run_target(workspace, target, sample, args.seed, only.get(target.name, ()))
+        finally:
+            workspace.close()
+
     try:
-        results = [run_target(workspace, target, sample, args.seed, only.get(target.name, ())) for target in targets]
+        # threads only wait on pytest subprocesses; --jobs bounds how many run at once
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, targets))
     except RuntimeError as exc:
         _log(f"mutation: {exc}")
         return 2
-    finally:
-        workspace.close()
     report: dict[str, object] = {
         "mode": "all" if sample is None else f"sample {sample}, seed {args.seed}",
         "seconds": round(time.monotonic() - started, 1),
