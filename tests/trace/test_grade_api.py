@@ -47,12 +47,12 @@ def test_traces_json_shapes_and_delivery_rule(tmp_path: Path) -> None:
         {"run_id": "b", "steps": [{"tool": "x", "ok": False}]},  # no "ok": delivered iff every step is ok
         {"run_id": "c", "steps": [{"tool": "x", "ok": True}, {"tool": "y"}]},  # unknown is not ok
         {"run_id": "d", "ok": True, "steps": [{"tool": "y"}]},  # the run's own ok decides
-        {"run_id": "e", "steps": []},
+        {"run_id": "e", "steps": []},  # no step and no ok: nothing was delivered (as the seed's grader says)
     ]}]}))
     listed = tmp_path / "list.json"
     listed.write_text(json.dumps([{"task": "t", "steps": [{"tool": "x"}]}]))
     assert [(r.run_id, r.delivered) for r in load_runs(grouped)] == [("a", True), ("b", False), ("c", False),
-                                                                     ("d", True), ("e", True)]
+                                                                     ("d", True), ("e", False)]
     assert [(r.run_id, r.delivered, r.steps[0].ok) for r in load_runs(listed)] == [("t#1", False, None)]
     empty = tmp_path / "empty.json"
     empty.write_text('{"runs": []}')
@@ -103,7 +103,7 @@ def test_codex_rollout_is_graded(tmp_path: Path) -> None:
     report = grade(path, config=config())
     (result,) = report.runs
     assert [(s.tool, s.ok, s.cwd) for s in result.run.steps] == [("shell", False, "/w/proj")] * 4
-    assert [(flag.rule, flag.step) for flag in result.flags] == [("retry_storm", 4)]
+    assert [(flag.rule, flag.step) for flag in result.flags] == [("retry_storm", 1)]  # at the storm's first step
 
 
 def test_grade_many_with_executors_matches_sequential() -> None:

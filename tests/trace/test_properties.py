@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from verigate._errors import InputError
 from verigate.trace import error_signature, grade, pass_at_k, pass_hat_k, suite_pass_hat_k
-from verigate.trace._rules import listed_paths
+from verigate.trace._grounding import listed_paths
 
 trials = st.integers(min_value=1, max_value=12).flatmap(
     lambda n: st.tuples(st.just(n), st.integers(min_value=0, max_value=n)))

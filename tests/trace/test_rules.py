@@ -53,41 +53,60 @@ def test_forbidden_tool_by_name_makes_corrupt_success_even_when_the_call_failed(
 
 # ------------------------------------------------------------------------------------------------- out_of_order
 
+ORDER = {"must_precede": [["run_tests", "deploy"]]}
 
-def test_out_of_order_flags_the_first_violation_only(tmp_path: Path) -> None:
+
+@pytest.mark.parametrize(("options", "expected"), [
+    # the seed's rule: every deploy without an earlier run_tests attempt
+    ({}, {"bad": [1, 2], "good": [], "failed-first": []}),
+    ({"once_per_pair": True}, {"bad": [1], "good": [], "failed-first": []}),
+    ({"first_must_succeed": True}, {"bad": [1, 2], "good": [], "failed-first": [2]}),
+])
+def test_out_of_order(tmp_path: Path, options: dict[str, bool], expected: dict[str, list[int]]) -> None:
     path = write_traces(tmp_path / "t.json", [
         run("t", "bad", [step("deploy"), step("deploy"), step("run_tests"), step("deploy")]),
         run("t", "good", [step("run_tests"), step("deploy")]),
         run("t", "failed-first", [step("run_tests", ok=False), step("deploy")]),
     ])
-    report = grade(path, config=config(order_constraints={"must_precede": [["run_tests", "deploy"]]}))
-    by_run = {result.run.run_id: [(flag.rule, flag.severity, flag.step) for flag in result.flags]
+    report = grade(path, config=config(order_constraints=ORDER, rules={"out_of_order": options}))
+    by_run = {result.run.run_id: [flag.step for flag in result.flags if flag.rule == "out_of_order"]
               for result in report.runs}
-    assert by_run == {"bad": [("out_of_order", "medium", 1)], "good": [],
-                      "failed-first": [("out_of_order", "medium", 2)]}
+    assert by_run == expected
 
 
 # -------------------------------------------------------------------------------------------------- retry_storm
 
 
-def test_retry_storm_needs_more_than_threshold_consecutive_same_failures(tmp_path: Path) -> None:
+def test_retry_storm_needs_more_than_threshold_consecutive_failures(tmp_path: Path) -> None:
     fail = step("Edit", ok=False, observation="old_string not found in file")
     exactly = write_traces(tmp_path / "3.json", [run("t", "r", [fail, fail, fail, step("Edit")])])
-    more = write_traces(tmp_path / "4.json", [run("t", "r", [fail, fail, fail, fail, step("Edit")])])
+    more = write_traces(tmp_path / "4.json", [run("t", "r", [step("Read"), fail, fail, fail, fail, step("Edit")])])
     assert rules_of(exactly) == []
-    assert rules_of(more) == [("retry_storm", 4)]
+    assert rules_of(more) == [("retry_storm", 2)]  # flagged at the storm's first failure, as the seed does
+    (flag,) = flags_of(more)
+    assert flag.detail == "Edit failed 4 times in a row, steps 2-5 (threshold 3)"
 
 
-def test_retry_storm_is_keyed_by_tool_and_error_signature(tmp_path: Path) -> None:
-    steps = [step("Bash", ok=False, observation=f"Error {index}: different\ntrace") for index in range(3)]
-    steps += [step("Bash", ok=False, observation="network down"), step("Read", ok=False, observation="Error 9: x"),
-              step("Bash", ok=False, observation="Error 7: different")]
-    # digits fold, so the first three match; the 4th (another error) and the Read break the streak
-    assert rules_of(write_traces(tmp_path / "t.json", [run("t", "r", steps)]), retry_threshold=2) == [
-        ("retry_storm", 3)]
+def test_retry_storm_whatever_the_error_unless_same_error_is_asked(tmp_path: Path) -> None:
+    observations = ["Error 1: x", "network down", "Error 2: x", "Error 3: x"]
+    steps = [step("Bash", ok=False, observation=text) for text in observations]
+    steps += [step("Read", ok=False, observation="Error 9: x"), step("Bash", ok=False, observation="Error 7: x")]
+    path = write_traces(tmp_path / "t.json", [run("t", "r", steps)])
+    assert rules_of(path, retry_threshold=2) == [("retry_storm", 1)]  # the seed: four Bash failures in a row
+    same = {"retry_storm": {"same_error": True}}
+    assert rules_of(path, retry_threshold=2, rules=same) == []  # 1, 1 and 2 failures of one signature
+    digits = write_traces(tmp_path / "d.json", [run("t", "r", [
+        step("Bash", ok=False, observation=f"Error {index}: different\ntrace") for index in range(3)])])
+    assert rules_of(digits, retry_threshold=2, rules=same) == [("retry_storm", 1)]  # digits fold
 
 
-def test_sibling_cascades_are_not_independent_failures(tmp_path: Path) -> None:
+def test_retry_storm_ends_at_an_unknown_outcome(tmp_path: Path) -> None:
+    fail = step("Bash", ok=False, observation="boom")
+    path = write_traces(tmp_path / "t.json", [run("t", "r", [fail, fail, step("Bash", ok=None), fail, fail])])
+    assert rules_of(path, retry_threshold=2) == []  # a step nobody saw fail is not part of a storm (the seed too)
+
+
+def test_sibling_cascades_count_unless_skip_cascades(tmp_path: Path) -> None:
     session = ClaudeSession().prompt("go")
     for index in range(3):  # each round: one real failure and one cancelled sibling, issued in parallel
         session.call(f"a{index}", "Bash", {"command": "make"}, message_id=f"m{index}")
@@ -95,13 +114,15 @@ def test_sibling_cascades_are_not_independent_failures(tmp_path: Path) -> None:
         session.result(f"a{index}", "Exit code 2\nmake: *** no rule", is_error=True)
         session.result(f"b{index}", "<tool_use_error>Sibling tool call errored</tool_use_error>", is_error=True)
     path = session.write(tmp_path / "s.jsonl")
-    assert rules_of(path, retry_threshold=2) == [("retry_storm", 5)]  # 3 real failures > 2; cascades skipped
-    assert rules_of(path, retry_threshold=3) == []  # counting the 3 cascades would have made 6
+    assert rules_of(path, retry_threshold=3) == [("retry_storm", 1)]  # the seed: six failures of Bash
+    skip = {"retry_storm": {"skip_cascades": True}}
+    assert rules_of(path, retry_threshold=2, rules=skip) == [("retry_storm", 1)]  # 3 real failures > 2
+    assert rules_of(path, retry_threshold=3, rules=skip) == []  # counting the 3 cascades would have made 6
 
 
 def test_retry_storm_is_not_checked_on_audit_logs(tmp_path: Path) -> None:
     lines = "".join('{"ts": "t", "event": "PreToolUse", "session_id": "s", "tool_name": "Bash", '
-                    '"command": "pytest"}\n' for _ in range(10))
+                    '"command": "pytest", "ok": false}\n' for _ in range(10))
     path = tmp_path / "audit.jsonl"
     path.write_text(lines)
     report = grade(path, format="audit", task="t", config=config(retry_threshold=1, step_budget=100))
@@ -114,42 +135,62 @@ def test_retry_storm_is_not_checked_on_audit_logs(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- excessive_steps
 
 
-def test_excessive_steps_flags_the_first_step_over_budget(tmp_path: Path) -> None:
-    path = write_traces(tmp_path / "t.json", [run("t", "long", [step("Read", file_path=str(i)) for i in range(6)]),
+def test_excessive_steps_flags_the_last_step_once(tmp_path: Path) -> None:
+    path = write_traces(tmp_path / "t.json", [run("t", "long", [step("Read", file_path=str(i)) for i in range(7)]),
                                               run("t", "short", [step("Read", file_path="x")] * 5)])
     report = grade(path, config=config(step_budget=5))
     assert [(result.run.run_id, result.verdict, [(f.rule, f.severity, f.step) for f in result.flags])
-            for result in report.runs] == [("long", "pass-with-warnings", [("excessive_steps", "low", 6)]),
+            for result in report.runs] == [("long", "pass-with-warnings", [("excessive_steps", "low", 7)]),
                                            ("short", "clean-pass", [])]
+    assert report.runs[0].flags[0].detail == "7 steps > budget 5 (over it from step 6 on)"
+
+
+def test_flagged_steps_past_keep_steps_are_kept(tmp_path: Path) -> None:
+    steps = [step("Read", file_path="a")] * 10 + [step("Bash", ok=False, observation="x")] * 4 + [step("Read")] * 3
+    path = write_traces(tmp_path / "t.json", [run("t", "r", steps)])
+    report = grade(path, config=config(step_budget=12, retry_threshold=3), keep_steps=5)
+    (result,) = report.runs
+    assert [(flag.rule, flag.step) for flag in result.flags] == [("retry_storm", 11), ("excessive_steps", 17)]
+    assert [kept.step for kept in result.run.steps] == [1, 2, 3, 4, 5, 11, 17]
 
 
 # ------------------------------------------------------------------------------------------ edited_without_read
 
 
-def test_edited_without_read_counts_only_successful_edits(tmp_path: Path) -> None:
-    session = (ClaudeSession(cwd="/repo").prompt("edit")
-               .tool("t1", "Edit", {"file_path": "/repo/a.py"},
-                     "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
-                     is_error="missing")  # rejected by Claude Code: nothing was edited
-               .tool("t2", "Edit", {"file_path": "/repo/b.py"}, "denied by user", is_error=True)
-               .tool("t3", "Read", {"file_path": "/repo/c.py"}, "x")
-               .tool("t4", "Edit", {"file_path": "c.py"}, "updated")  # relative to the line's cwd: grounded
-               .tool("t5", "Write", {"file_path": "/repo/new.py"}, "created")
-               .tool("t6", "MultiEdit", {"file_path": "/repo/new.py"}, "updated", is_error=None)
-               .tool("t7", "Edit", {"file_path": "/repo/d.py"}, "updated"))
-    found = flags_of(session.write(tmp_path / "s.jsonl"))
-    assert [(flag.rule, flag.step, flag.tool, flag.line) for flag in found] == [
-        ("edited_without_read", 7, "Edit", 14)]
-    assert flags_of(session.write(tmp_path / "s.jsonl"), grounding={"enabled": False}) == []
+def _edits_session() -> ClaudeSession:
+    return (ClaudeSession(cwd="/repo").prompt("edit")
+            .tool("t1", "Edit", {"file_path": "/repo/a.py"},
+                  "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
+                  is_error="missing")  # rejected by Claude Code: nothing was edited
+            .tool("t2", "Edit", {"file_path": "/repo/b.py"}, "denied by user", is_error=True)
+            .tool("t3", "Read", {"file_path": "/repo/c.py"}, "x")
+            .tool("t4", "Edit", {"file_path": "c.py"}, "updated")  # relative to the line's cwd: grounded
+            .tool("t5", "Write", {"file_path": "/repo/new.py"}, "created")
+            .tool("t6", "MultiEdit", {"file_path": "/repo/new.py"}, "updated", is_error=None)
+            .tool("t7", "Read", {"file_path": "/repo/gone.py"}, "File does not exist.", is_error=True)
+            .tool("t8", "Edit", {"file_path": "/repo/gone.py"}, "updated")
+            .tool("t9", "Edit", {"file_path": "/repo/d.py"}, "updated"))
 
 
-def test_grep_grounds_the_files_it_listed_not_the_whole_folder(tmp_path: Path) -> None:
+def test_edited_without_read_seed_rule_and_ignore_failed(tmp_path: Path) -> None:
+    path = _edits_session().write(tmp_path / "s.jsonl")
+    # the seed: every attempted edit of an unread file, and any read attempt grounds
+    assert [(flag.rule, flag.step, flag.tool) for flag in flags_of(path)] == [
+        ("edited_without_read", 1, "Edit"), ("edited_without_read", 2, "Edit"), ("edited_without_read", 9, "Edit")]
+    ignore = flags_of(path, grounding={"ignore_failed": True})  # failed steps did nothing
+    assert [(flag.step, flag.line, flag.path) for flag in ignore] == [(8, 16, "/repo/gone.py"), (9, 18, "/repo/d.py")]
+    assert flags_of(path, grounding={"enabled": False}) == []
+
+
+def test_grep_grounds_the_folder_and_with_search_listings_the_files_it_listed(tmp_path: Path) -> None:
     session = (ClaudeSession(cwd="/repo").prompt("edit")
                .tool("t1", "Grep", {"pattern": "total", "path": "src"}, "/repo/src/cart.py\n/repo/src/tax.py:3:x")
                .tool("t2", "Edit", {"file_path": "/repo/src/cart.py"}, "updated")
                .tool("t3", "Edit", {"file_path": "/repo/src/tax.py"}, "updated")
                .tool("t4", "Edit", {"file_path": "/repo/src/receipt.py"}, "updated"))
-    assert rules_of(session.write(tmp_path / "s.jsonl")) == [("edited_without_read", 4)]
+    path = session.write(tmp_path / "s.jsonl")
+    assert rules_of(path) == [("edited_without_read", 2), ("edited_without_read", 3), ("edited_without_read", 4)]
+    assert rules_of(path, grounding={"search_listings": True}) == [("edited_without_read", 4)]
 
 
 def test_windows_paths_are_normalised(tmp_path: Path) -> None:
@@ -164,12 +205,17 @@ def test_windows_paths_are_normalised(tmp_path: Path) -> None:
     assert normalize_path("\\\\server\\share\\F.py") == "//server/share/f.py"
 
 
-def test_sidechain_steps_are_kept_apart_from_the_main_run(tmp_path: Path) -> None:
+def test_subagents_are_skipped_as_the_seed_does_or_graded_as_child_runs(tmp_path: Path) -> None:
     session = (ClaudeSession(cwd="/repo").prompt("task")
                .tool("s1", "Read", {"file_path": "/repo/a.py"}, "x", sidechain=True)  # a sub-agent read it
                .tool("m1", "Edit", {"file_path": "/repo/a.py"}, "updated")  # the main run never did
                .tool("s2", "Bash", {"command": "git push --force"}, "forced", sidechain=True))
-    report = grade(session.write(tmp_path / "s.jsonl"), config=config(forbidden_tools=[FORCE_PUSH]))
+    path = session.write(tmp_path / "s.jsonl")
+    seed = grade(path, config=config(forbidden_tools=[FORCE_PUSH]))
+    (only,) = seed.runs
+    assert [flag.rule for flag in only.flags] == ["edited_without_read"] and only.run.step_count == 1
+    assert any("2 sub-agent tool call(s) skipped" in note for note in only.run.notes)
+    report = grade(path, config=config(forbidden_tools=[FORCE_PUSH], subagents=True))
     main, side = report.runs
     assert main.run.parent is None and [flag.rule for flag in main.flags] == ["edited_without_read"]
     assert main.verdict == "pass-with-warnings"

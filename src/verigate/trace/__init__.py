@@ -9,6 +9,7 @@ section "Trace grader" for the CLI (``verigate grade``).
 
 from __future__ import annotations
 
+from ._builtin import BUILTIN_RULES
 from ._config import (
     ForbiddenTool,
     Grounding,
@@ -18,6 +19,7 @@ from ._config import (
     load_trace_config,
 )
 from ._grade import DEFAULT_KEEP_STEPS, Source, grade, grade_events, grade_many, rule_registry, run_verdict
+from ._grounding import normalize_path
 from ._html import render_html
 from ._judge import judge_axis, judge_trajectory
 from ._model import (
@@ -50,7 +52,7 @@ from ._parsers import (
 from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
 from ._redact import redact_report, report_egress
 from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
-from ._rules import BUILTIN_RULES, RuleChecker, TraceRule, error_signature, normalize_path
+from ._rules import RuleChecker, TraceRule, error_signature
 from ._selftest import run_self_test
 
 __all__ = [

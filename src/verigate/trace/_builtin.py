@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..hookspecs import hookimpl
-from ._rules import BUILTIN_RULES
+from ._grounding import EditedWithoutRead
+from ._rules import ExcessiveSteps, ForbiddenToolRule, OutOfOrder, RetryStorm, TraceRule
+
+__all__ = ["BUILTIN_RULES", "verigate_trace_rules"]
+
+BUILTIN_RULES: tuple[TraceRule, ...] = (ForbiddenToolRule(), OutOfOrder(), RetryStorm(), ExcessiveSteps(),
+                                        EditedWithoutRead())
 
 
 @hookimpl

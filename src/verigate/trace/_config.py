@@ -1,7 +1,15 @@
-"""The trace-grader configuration: read strictly (schema, file:line errors), never silently defaulted."""
+"""The trace-grader configuration: layered over documented defaults, read strictly (schema, file:line errors).
+
+A missing key or sub-key takes its default from :data:`DEFAULTS` — the seed's defaults (its reference grader
+layers a file the same way), plus verigate's refinements, each a named option that is off unless the file turns
+it on, so that the seed's own adapter file grades exactly as the seed does. The keys that took a default are kept
+(``TraceConfig.defaults_used``) and reported. Anything present is validated in full: an unknown key or a wrong
+type is a ConfigError naming file and line, never a silent fallback.
+"""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,9 +22,12 @@ from .._errors import ConfigError, InputError
 from .._yaml import LoadedYaml, load_yaml, read_yaml_file
 
 __all__ = [
+    "DEFAULTS",
     "DEFAULT_CONFIG_NAME",
     "ForbiddenTool",
     "Grounding",
+    "OrderOptions",
+    "RetryStormOptions",
     "TraceConfig",
     "TrajectoryJudgeConfig",
     "load_trace_config",
@@ -25,6 +36,30 @@ __all__ = [
 #: the shipped default, under rules/ (verified: false, every value an ASSUMPTION)
 DEFAULT_CONFIG_NAME = "trace-grader.config.yaml"
 SCHEMA_NAME = "trace-config.schema.json"
+
+#: what a missing key means (docs/trace-grader.md lists each with the seed's behaviour it keeps)
+DEFAULTS: dict[str, Any] = {
+    "verified": False,
+    "forbidden_tools": [],
+    "retry_threshold": 3,
+    "step_budget": 40,
+    "order_constraints": {"must_precede": []},
+    "grounding": {
+        "enabled": True,
+        "edit_tools": ["Edit", "MultiEdit"],
+        "read_tools": ["Read", "Grep", "Glob"],
+        "create_tools": ["Write"],
+        "search_listings": False,  # refinement: the files a Grep/Glob result lists count as read
+        "ignore_failed": False,  # refinement: a failed edit is not flagged, a failed read grounds nothing
+    },
+    "judge": {"enabled": False, "model": None, "rubric": []},
+    "subagents": False,  # refinement: sub-agents graded as child runs instead of skipped
+    "rules": {
+        "forbidden_tool": {"ignore_case": True},  # kept on: a spelling must not side-step a forbidden list
+        "out_of_order": {"once_per_pair": False, "first_must_succeed": False},
+        "retry_storm": {"same_error": False, "skip_cascades": False},
+    },
+}
 
 
 @attrs.frozen
@@ -44,6 +79,24 @@ class Grounding:
     edit_tools: tuple[str, ...] = ("Edit", "MultiEdit")
     read_tools: tuple[str, ...] = ("Read", "Grep", "Glob")
     create_tools: tuple[str, ...] = ("Write",)
+    search_listings: bool = False
+    ignore_failed: bool = False
+
+
+@attrs.frozen
+class RetryStormOptions:
+    #: a storm is a run of one tool's failures with the same error signature (the seed: any error)
+    same_error: bool = False
+    #: "Sibling tool call errored" cancellations neither extend nor break a storm (the seed: they are failures)
+    skip_cascades: bool = False
+
+
+@attrs.frozen
+class OrderOptions:
+    #: flag only the first violation of each pair (the seed: every violating step)
+    once_per_pair: bool = False
+    #: a failed ``first`` does not count as having run (the seed: any attempt counts)
+    first_must_succeed: bool = False
 
 
 @attrs.frozen
@@ -75,6 +128,14 @@ class TraceConfig:
     #: parameters of plug-in rules by rule id (the config file is the one place for every parameter)
     rules: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     source: str = "<mapping>"
+    retry_storm: RetryStormOptions = RetryStormOptions()
+    out_of_order: OrderOptions = OrderOptions()
+    #: forbidden_tool compares tool names with ``str.casefold``
+    ignore_case: bool = True
+    #: grade sub-agents (sidechains, subagents/agent-*.jsonl) as child runs; False skips them as the seed does
+    subagents: bool = False
+    #: the keys (dotted) that the file left out and that took their default from :data:`DEFAULTS`
+    defaults_used: tuple[str, ...] = ()
 
 
 def _forbidden(item: Any, index: int, source: str, loaded: LoadedYaml | None) -> ForbiddenTool:
@@ -92,18 +153,52 @@ def _forbidden(item: Any, index: int, source: str, loaded: LoadedYaml | None) ->
     return ForbiddenTool(item["tool"], pattern, item.get("arg"), item.get("reason", ""))
 
 
+def layer(data: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, prefix: str = ""
+          ) -> tuple[dict[str, Any], list[str]]:
+    """``data`` over ``defaults`` (mappings merged key by key, other values replaced) and the dotted keys that
+    took a default: a section left out whole is named once (``grounding``), not leaf by leaf."""
+    merged: dict[str, Any] = dict(data)
+    used: list[str] = []
+    for key, default in defaults.items():
+        name = f"{prefix}{key}"
+        if key not in data:
+            merged[key] = copy.deepcopy(default)
+            used.append(name)
+        elif isinstance(default, Mapping) and isinstance(data[key], Mapping):
+            merged[key], inner = layer(data[key], default, f"{name}.")
+            used.extend(inner)
+    return merged, used
+
+
+_UNKNOWN = re.compile(r"must not contain \{'([^']+)'")
+
+
+def _schema_error(exc: InputError, source: str, loaded: LoadedYaml | None) -> ConfigError:
+    """The schema's complaint at the line of the offending value (an unknown key: the key's own line)."""
+    path: list[str | int] = [int(part) if part.isdigit() else part
+                             for part in re.split(r"[.\[\]]+", exc.field or "") if part]
+    message = exc.message
+    unknown = _UNKNOWN.search(message)
+    if unknown is not None:
+        where = f" in {exc.field}" if exc.field else ""
+        message = f"unknown key {unknown.group(1)!r}{where} (see docs/trace-grader.md for the keys)"
+        path.append(unknown.group(1))
+    line = loaded.line_of(path) if loaded is not None else None
+    return ConfigError(message, source=source, line=line, field=exc.field)
+
+
 def build_trace_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> TraceConfig:
-    """Validate plain data against the trace-config schema and build a TraceConfig (errors name file:line)."""
+    """Validate plain data against the trace-config schema, layer it over :data:`DEFAULTS` and build a
+    TraceConfig (errors name file:line)."""
     try:
         _data.validate(SCHEMA_NAME, data, source=source)
     except InputError as exc:
-        path: list[str | int] = [int(part) if part.isdigit() else part
-                                 for part in re.split(r"[.\[\]]+", exc.field or "") if part]
-        line = loaded.line_of(path) if loaded is not None and path else None
-        raise ConfigError(exc.message, source=source, line=line, field=exc.field) from exc
+        raise _schema_error(exc, source, loaded) from exc
+    data, used = layer(data)
     grounding = data["grounding"]
     judge = dict(data["judge"])
-    judge["rubric"] = tuple(judge.get("rubric", ()))
+    judge["rubric"] = tuple(judge["rubric"])
+    rules = data["rules"]
     return TraceConfig(
         verified=data["verified"],
         forbidden_tools=tuple(_forbidden(item, index, source, loaded)
@@ -111,11 +206,17 @@ def build_trace_config(data: Any, source: str, loaded: LoadedYaml | None = None)
         retry_threshold=data["retry_threshold"],
         step_budget=data["step_budget"],
         must_precede=tuple((first, then) for first, then in data["order_constraints"]["must_precede"]),
-        grounding=Grounding(grounding["enabled"],
-                            **{key: tuple(value) for key, value in grounding.items() if key != "enabled"}),
+        grounding=Grounding(grounding["enabled"], tuple(grounding["edit_tools"]), tuple(grounding["read_tools"]),
+                            tuple(grounding["create_tools"]), grounding["search_listings"],
+                            grounding["ignore_failed"]),
         judge=TrajectoryJudgeConfig(**judge),
-        rules={key: dict(value) for key, value in data.get("rules", {}).items()},
+        rules={key: dict(value) for key, value in rules.items()},
         source=source,
+        retry_storm=RetryStormOptions(**rules["retry_storm"]),
+        out_of_order=OrderOptions(**rules["out_of_order"]),
+        ignore_case=rules["forbidden_tool"]["ignore_case"],
+        subagents=data["subagents"],
+        defaults_used=tuple(used),
     )
 
 
@@ -130,6 +231,8 @@ def load_trace_config(path_or_mapping: str | Path | Mapping[str, Any] | None = N
         source = str(path_or_mapping)
         text = read_yaml_file(path_or_mapping, error=ConfigError, what="trace-grader configuration")
     loaded = load_yaml(text, source, error=ConfigError)
+    if loaded.data is None:
+        loaded = attrs.evolve(loaded, data={})  # an empty file (or only comments): every default
     if not isinstance(loaded.data, Mapping):
         raise ConfigError("the trace-grader configuration must be a mapping", source=source, line=1)
     return build_trace_config(loaded.data, source, loaded)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -98,6 +99,11 @@ def _kept(step: Step) -> Step:
     return Step(step.step, step.tool, args, observation, step.ok, step.line, step.cwd, step.cascade)
 
 
+#: steps past ``keep_steps`` remembered so that a flag on an earlier step keeps that step (retry_storm flags a
+#: storm's first step when it crosses the threshold; excessive_steps flags the last step at the end)
+LOOKBACK_STEPS = 64
+
+
 class _RunGrader:
     """One run's rule checkers and the steps kept for the report."""
 
@@ -110,6 +116,8 @@ class _RunGrader:
         self.steps: list[Step] = []
         self.flags: list[Flag] = []
         self.count = 0
+        #: the latest steps not kept (past ``keep_steps``), oldest first
+        self.recent: collections.deque[Step] = collections.deque(maxlen=LOOKBACK_STEPS)
 
     def add(self, step: Step) -> None:
         self.count += 1
@@ -119,12 +127,33 @@ class _RunGrader:
             found = check(step)
             if found:  # most steps flag nothing: keep the common path cheap
                 flags.extend(_checked(rule, found))
-        if self.count <= self.keep_steps or len(flags) > before:
+        if self.count <= self.keep_steps:
             self.steps.append(_kept(step))
+        else:
+            self.recent.append(step)
+            if len(flags) > before:
+                self._keep_flagged(flags[before:])
+
+    def _keep_flagged(self, new: list[Flag]) -> None:
+        """Keep the recent steps that ``new`` flags (in order); the steps before the last one kept are dropped,
+        so the kept steps stay in step order. A flagged step no longer remembered is left out of the report (its
+        flag still names it)."""
+        wanted = {flag.step for flag in new}
+        recent = self.recent
+        last = next((index for index in range(len(recent) - 1, -1, -1) if recent[index].step in wanted), None)
+        if last is None:
+            return
+        for _ in range(last + 1):
+            earlier = recent.popleft()
+            if earlier.step in wanted:
+                self.steps.append(_kept(earlier))
 
     def finish(self, end: RunEnd) -> RunResult:
         for rule, checker in self.checkers:
-            self.flags.extend(_checked(rule, checker.finish()))
+            found = _checked(rule, checker.finish())
+            self.flags.extend(found)
+            if found and self.count > self.keep_steps:
+                self._keep_flagged(found)
         run = attrs.evolve(self.run, delivered=end.delivered, steps=tuple(self.steps), step_count=self.count,
                            warnings=end.warnings, notes=end.notes)
         if self.count > len(self.steps):
@@ -165,7 +194,7 @@ def grade_events(events: Iterable[RunEvent], config: TraceConfig, rules: Mapping
 def _grade_source(source: Source, config: TraceConfig, plugins: Sequence[object | str], keep_steps: int,
                   progress: Callable[[int], None] | None = None) -> list[RunResult]:
     """One source, start to end (a top-level function so that any executor can run it in another process)."""
-    events = parse(source.path, source.format, task=source.task, progress=progress)
+    events = parse(source.path, source.format, task=source.task, progress=progress, subagents=config.subagents)
     return grade_events(events, config, rule_registry(plugins), keep_steps=keep_steps)
 
 
@@ -193,6 +222,7 @@ def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence
         judge=axis,
         config_source=config.source,
         config_verified=config.verified,
+        config_defaults=config.defaults_used,
         warnings=sum(result.run.warnings for result in results),
         warning_samples=samples,
         notes=tuple(notes),

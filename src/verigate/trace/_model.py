@@ -88,6 +88,8 @@ class Flag:
     tool: str
     detail: str
     line: int | None = None
+    #: the file the flagged step names (its file_path / path / notebook_path argument), as written
+    path: str | None = None
 
 
 @attrs.frozen
@@ -149,6 +151,8 @@ class GradeReport:
     judge: JudgeAxis
     config_source: str
     config_verified: bool
+    #: the config keys that were left out and took their documented default
+    config_defaults: tuple[str, ...] = ()
     warnings: int = 0
     warning_samples: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()

@@ -46,6 +46,7 @@ TRANSCRIPT_NOTE = "a transcript has no task verdict: delivered is forced true �
 AUDIT_NOTE = ("partial: an audit log has no per-step ok/observation — retry_storm is not checked and the run has "
               "no delivery signal, so it is left out of pass^k")
 Progress = Callable[[int], None]
+Sidechains = Literal["apart", "main", "skip"]
 
 
 @attrs.frozen(slots=True)
@@ -92,7 +93,8 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
     """Canonical traces.json: ``{"tasks": [...]}``, ``{"runs": [...]}`` or a list of runs (one JSON document).
 
     A ``tasks`` item may also group runs: ``{"task": T, "runs": [...]}``. A run without ``ok`` is delivered iff
-    every step says ``ok: true`` (a step without ``ok`` is unknown, which is not ok); a run's own ``ok`` decides.
+    it has steps and every step says ``ok: true`` (a step without ``ok`` is unknown, which is not ok); a run's own
+    ``ok`` decides.
     A document that lists no run is an :class:`InputError`.
     """
     path = Path(path)
@@ -115,8 +117,9 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
         run_id = str(raw.get("run_id", f"{run_task}#{index + 1}"))
         key = f"{index}:{run_id}"
         # SPEC §4: without its own ok a run is delivered iff every step is ok; a step without ok is unknown, and
-        # unknown is not ok (a run cannot be counted as delivered on steps nobody saw succeed)
-        delivered = raw["ok"] if "ok" in raw else all(step.ok is True for step in steps)
+        # unknown is not ok (a run cannot be counted as delivered on steps nobody saw succeed), and a run with
+        # no step delivered nothing (as the seed's grader says)
+        delivered = raw["ok"] if "ok" in raw else bool(steps) and all(step.ok is True for step in steps)
         yield RunStart(key, Run(task or run_task, run_id, delivered, (), str(path)))
         for step in steps:
             yield RunStep(key, step)
@@ -191,13 +194,15 @@ def _call_step(number: int, call: ToolCall) -> Step:
 
 
 class _TranscriptRuns:
-    """Turns one transcript's events into runs: the main chain, and each sidechain agent kept apart."""
+    """Turns one transcript's events into runs: the main chain, and sidechain calls either each agent's run
+    apart ("apart"), part of the main run ("main": a sub-agent file is that agent's run) or skipped ("skip")."""
 
-    def __init__(self, transcript: Transcript, main: Run, *, sidechains_apart: bool, host: str) -> None:
+    def __init__(self, transcript: Transcript, main: Run, *, sidechains: Sidechains, host: str) -> None:
         self.transcript = transcript
         self.host = host
         self.main = main
-        self.sidechains_apart = sidechains_apart
+        self.sidechains = sidechains
+        self.skipped = 0
         self.pairers: dict[str, CallPairer] = {}
         self.counts: dict[str, int] = {}
         self.compactions = 0
@@ -222,10 +227,14 @@ class _TranscriptRuns:
         yield from self._open(self.main.run_id)
         pairers = self.pairers
         main_key = self.main.run_id
-        apart = self.sidechains_apart
+        apart = self.sidechains == "apart"
+        skip = self.sidechains == "skip"
         try:
             for event in self.transcript:  # the hot loop: a type test per event, nothing built without output
                 if type(event) is ToolUse:
+                    if skip and event.sidechain:
+                        self.skipped += 1
+                        continue
                     key = self._sidechain_key(event.agent_id) if apart and event.sidechain else main_key
                     pairer = pairers.get(key)
                     if pairer is None:
@@ -233,6 +242,8 @@ class _TranscriptRuns:
                         pairer = pairers[key]
                     released = pairer.add_use(event)
                 elif type(event) is ToolResult:
+                    if skip and event.sidechain:
+                        continue
                     key = self._sidechain_key(event.agent_id) if apart and event.sidechain else main_key
                     pairer = pairers.get(key)
                     released = pairer.add_result(event) if pairer is not None else []
@@ -251,6 +262,8 @@ class _TranscriptRuns:
             raise InputError(f"no line was recognised as a {self.host} transcript{samples}: is this file in "
                              "another format, empty or broken?", source=str(transcript.path))
         notes = [TRANSCRIPT_NOTE]
+        if self.skipped:
+            notes.append(f"{self.skipped} sub-agent tool call(s) skipped (subagents: false, as the seed does)")
         if self.compactions:
             notes.append(f"{self.compactions} compaction(s): the run continues across them")
         if self.transcript.truncated_tail:
@@ -270,19 +283,20 @@ class _TranscriptRuns:
 def parse_claude_code(path: str | Path, *, task: str | None = None, progress: Progress | None = None,
                       subagents: bool = True) -> Iterator[RunEvent]:
     """A Claude Code session: the main run (delivered forced true), plus one run per sidechain agent and per
-    sub-agent file (``<session>/subagents/agent-*.jsonl``), each attached to the session as its parent."""
+    sub-agent file (``<session>/subagents/agent-*.jsonl``), each attached to the session as its parent
+    (``subagents`` False: sidechain calls are skipped and sub-agent files not read, as the seed does)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such transcript file", source=str(path))
     session = path.stem
     main = Run(task or session, session, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main, sidechains_apart=True,
-                               host="Claude Code").events()
+    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main,
+                               sidechains="apart" if subagents else "skip", host="Claude Code").events()
     if subagents:
         for sub in _subagent_files(path):
             run = Run(task or session, f"{session}:{sub.stem}", True, (), str(sub), delivered_forced=True,
                       parent=session)
-            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains_apart=False, host="Claude Code").events()
+            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains="main", host="Claude Code").events()
 
 
 def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress | None = None
@@ -292,7 +306,7 @@ def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress
     if not path.is_file():
         raise InputError("no such rollout file", source=str(path))
     main = Run(task or path.stem, path.stem, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains_apart=False,
+    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains="main",
                                host="Codex").events()
 
 
@@ -330,15 +344,16 @@ def detect_format(path: str | Path) -> Format:
 
 
 def parse(path: str | Path, format: Format | None = None, *, task: str | None = None,
-          progress: Progress | None = None) -> Iterator[RunEvent]:
-    """The run events of ``path`` in ``format`` (detected when None)."""
+          progress: Progress | None = None, subagents: bool = True) -> Iterator[RunEvent]:
+    """The run events of ``path`` in ``format`` (detected when None); ``subagents`` False skips a Claude Code
+    session's sub-agents (sidechain lines and sub-agent files), as the seed's grader does."""
     chosen = format or detect_format(path)
     if chosen == "traces":
         return parse_traces(path, task=task)
     if chosen == "audit":
         return parse_audit(path, task=task, progress=progress)
     if chosen == "claude-code":
-        return parse_claude_code(path, task=task, progress=progress)
+        return parse_claude_code(path, task=task, progress=progress, subagents=subagents)
     if chosen == "codex":
         return parse_codex(path, task=task, progress=progress)
     raise InputError(f"unknown trace format {chosen!r} (one of {', '.join(FORMATS)})", source=str(path))

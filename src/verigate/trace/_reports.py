@@ -9,9 +9,9 @@ from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree
 
+from ._builtin import BUILTIN_RULES
 from ._model import SEVERITIES, Flag, GradeReport, RunResult, Step
 from ._redact import ensure_redacted
-from ._rules import BUILTIN_RULES
 
 __all__ = [
     "github_annotations",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -14,8 +12,7 @@ from ._config import ForbiddenTool, TraceConfig
 from ._model import Flag, Run, Severity, Step
 
 __all__ = [
-    "BUILTIN_RULES",
-    "EditedWithoutRead",
+    "Checker",
     "ExcessiveSteps",
     "ForbiddenToolRule",
     "OutOfOrder",
@@ -23,8 +20,8 @@ __all__ = [
     "RuleChecker",
     "TraceRule",
     "error_signature",
-    "listed_paths",
-    "normalize_path",
+    "flag_at",
+    "step_path",
     "string_args",
     "tool_key",
 ]
@@ -67,7 +64,6 @@ def string_args(args: Mapping[str, Any]) -> Iterator[str]:
             stack.extend(value)
 
 
-_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"</?tool_use_error>")
@@ -75,27 +71,6 @@ _TAGS = re.compile(r"</?tool_use_error>")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 #: the non-empty lines of a text, as ``str.splitlines`` cuts them, found lazily
 _NON_EMPTY_LINE = re.compile(f"[^{_LINE_BREAKS}]+")
-#: a line of search output that starts with a path: /abs, ./rel, ../rel or C:\\ / C:/ (Windows)
-_LISTED_PATH = re.compile(r"((?:[A-Za-z]:[\\/]|\.{1,2}/|/)[^:\r\n]*)")
-
-
-def _is_windows(path: str, cwd: str | None) -> bool:
-    return bool(_WINDOWS_ABSOLUTE.match(path) or "\\" in path or (cwd and _WINDOWS_ABSOLUTE.match(cwd)))
-
-
-@functools.lru_cache(maxsize=4096)  # sessions touch the same paths again and again
-def normalize_path(path: str, cwd: str | None = None) -> str:
-    """An absolute, normalised path: relative paths join the line's cwd; Windows paths get forward slashes and
-    lower case (drive letters and names are case-insensitive there)."""
-    if _is_windows(path, cwd):
-        unified = path.replace("\\", "/")
-        if not re.match(r"^[A-Za-z]:/|^//", unified) and cwd:
-            unified = cwd.replace("\\", "/").rstrip("/") + "/" + unified
-        prefix = "//" if unified.startswith("//") else ""
-        return prefix + posixpath.normpath(unified.lstrip("/") if prefix else unified).lower()
-    if not path.startswith("/") and cwd:
-        path = posixpath.join(cwd, path)
-    return posixpath.normpath(path)
 
 
 def error_signature(observation: str | None) -> str:
@@ -107,11 +82,24 @@ def error_signature(observation: str | None) -> str:
     return ""
 
 
-def _flag(rule: TraceRule, step: Step, detail: str) -> Flag:
-    return Flag(rule.id, rule.severity, step.step, step.tool, detail, step.line)
+PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
-class _Checker:
+def step_path(step: Step) -> str | None:
+    """The file a step names (its first non-empty path argument), as written."""
+    for key in PATH_KEYS:
+        value = step.args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def flag_at(rule: TraceRule, step: Step, detail: str) -> Flag:
+    """A flag on ``step``: its number, tool, line and the file it names."""
+    return Flag(rule.id, rule.severity, step.step, step.tool, detail, step.line, step_path(step))
+
+
+class Checker:
     """Base for checkers that flag on single steps; ``finish`` flags nothing unless overridden."""
 
     def finish(self) -> Iterable[Flag]:
@@ -137,20 +125,22 @@ def tool_key(name: str) -> str:
     return name.strip().casefold()
 
 
-class _ForbiddenChecker(_Checker):
+class _ForbiddenChecker(Checker):
     def __init__(self, rule: ForbiddenToolRule, config: TraceConfig) -> None:
         self.rule = rule
+        #: the reference grader compares names exactly; verigate by default case-insensitively (rules.forbidden_tool)
+        self.key = tool_key if config.ignore_case else str
         #: tool key -> its entries in config order: one dict look-up per step, however long the list
         self.entries: dict[str, list[ForbiddenTool]] = {}
         for entry in config.forbidden_tools:
-            self.entries.setdefault(tool_key(entry.tool), []).append(entry)
+            self.entries.setdefault(self.key(entry.tool), []).append(entry)
         #: tool name as written -> its key (a session uses a handful of names millions of times)
         self.keys: dict[str, str] = {}
 
     def step(self, step: Step) -> Iterable[Flag]:
         key = self.keys.get(step.tool)
         if key is None:
-            key = self.keys[step.tool] = tool_key(step.tool)
+            key = self.keys[step.tool] = self.key(step.tool)
         for entry in self.entries.get(key, ()):
             if entry.args_pattern is not None:
                 match = _first_match(entry, step.args)
@@ -161,7 +151,7 @@ class _ForbiddenChecker(_Checker):
                 what = step.tool
             outcome = " (the call failed, but it was attempted)" if step.ok is False else ""
             reason = f": {entry.reason}" if entry.reason else ""
-            return [_flag(self.rule, step, f"forbidden {what}{reason}{outcome}")]
+            return [flag_at(self.rule, step, f"forbidden {what}{reason}{outcome}")]
         return ()
 
 
@@ -206,13 +196,18 @@ class OutOfOrder:
     description = "a tool ran before the tool that must precede it (order_constraints.must_precede)"
 
     def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
-        return _OrderChecker(self, config.must_precede) if config.must_precede else None
+        return _OrderChecker(self, config) if config.must_precede else None
 
 
-class _OrderChecker(_Checker):
-    def __init__(self, rule: OutOfOrder, pairs: tuple[tuple[str, str], ...]) -> None:
+class _OrderChecker(Checker):
+    """The seed's rule: every ``then`` step without an earlier ``first`` step is flagged (``once_per_pair``: only
+    the first per pair); any attempt of ``first`` counts (``first_must_succeed``: only one that did not fail)."""
+
+    def __init__(self, rule: OutOfOrder, config: TraceConfig) -> None:
         self.rule = rule
-        self.pairs = pairs
+        self.pairs = config.must_precede
+        self.once = config.out_of_order.once_per_pair
+        self.must_succeed = config.out_of_order.first_must_succeed
         self.seen: set[str] = set()
         self.flagged: set[tuple[str, str]] = set()
 
@@ -220,10 +215,11 @@ class _OrderChecker(_Checker):
         flags = []
         for first, then in self.pairs:
             if step.tool == then and first not in self.seen and (first, then) not in self.flagged:
-                self.flagged.add((first, then))  # once per pair: the first violation is the finding
-                flags.append(_flag(self.rule, step, f"{then} ran before {first} (must_precede [{first}, {then}])"))
-        if step.ok is not False:
-            self.seen.add(step.tool)  # a failed call did not happen, for ordering purposes
+                if self.once:
+                    self.flagged.add((first, then))
+                flags.append(flag_at(self.rule, step, f"{then} ran before {first} (must_precede [{first}, {then}])"))
+        if step.ok is not False or not self.must_succeed:
+            self.seen.add(step.tool)
         return flags
 
 
@@ -233,35 +229,44 @@ class _OrderChecker(_Checker):
 class RetryStorm:
     id = "retry_storm"
     severity: Severity = "medium"
-    description = "more than retry_threshold consecutive failures of one tool with the same error"
+    description = "more than retry_threshold consecutive failures of one tool"
 
     def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
         # audit logs cannot say whether a step failed: no storm can be seen there (seed RULE-04)
-        return None if run.partial else _StormChecker(self, config.retry_threshold)
+        return None if run.partial else _StormChecker(self, config)
 
 
-class _StormChecker(_Checker):
-    def __init__(self, rule: RetryStorm, threshold: int) -> None:
+class _StormChecker(Checker):
+    """The seed's rule: a streak is consecutive failed steps of one tool; any other step (a success, another
+    tool, an unknown outcome) ends it. A streak longer than the threshold is flagged once, at its first step
+    (as the seed does), when it crosses the threshold. ``same_error``: the failures must also share an error
+    signature; ``skip_cascades``: a sibling's cancellation neither extends nor ends a streak."""
+
+    def __init__(self, rule: RetryStorm, config: TraceConfig) -> None:
         self.rule = rule
-        self.threshold = threshold
+        self.threshold = config.retry_threshold
+        self.same_error = config.retry_storm.same_error
+        self.skip_cascades = config.retry_storm.skip_cascades
         self.key: tuple[str, str] | None = None
         self.count = 0
-        self.first_step = 0
+        self.first: Step | None = None
 
     def step(self, step: Step) -> Iterable[Flag]:
-        if step.cascade or step.ok is None:
-            return ()  # a sibling's cascade or an unknown outcome neither extends nor breaks a streak
-        if step.ok:
+        if step.cascade and self.skip_cascades:
+            return ()
+        if step.ok is not False:
             self.key, self.count = None, 0
             return ()
-        key = (step.tool, error_signature(step.observation))
+        key = (step.tool, error_signature(step.observation) if self.same_error else "")
         if key != self.key:
-            self.key, self.count, self.first_step = key, 0, step.step
+            self.key, self.count, self.first = key, 0, step
         self.count += 1
         if self.count == self.threshold + 1:
-            signature = f" ({key[1]!r})" if key[1] else ""
-            return [_flag(self.rule, step, f"{self.count} consecutive failures of {step.tool}{signature} "
-                                           f"since step {self.first_step} (threshold {self.threshold})")]
+            first = self.first
+            assert first is not None
+            signature = f" with {key[1]!r}" if key[1] else ""
+            return [flag_at(self.rule, first, f"{step.tool} failed {self.count} times in a row{signature}, steps "
+                                              f"{first.step}-{step.step} (threshold {self.threshold})")]
         return ()
 
 
@@ -277,92 +282,22 @@ class ExcessiveSteps:
         return _BudgetChecker(self, config.step_budget)
 
 
-class _BudgetChecker(_Checker):
+class _BudgetChecker(Checker):
+    """Flags the run once, at its last step, as the seed does (the detail names the step that went over)."""
+
     def __init__(self, rule: ExcessiveSteps, budget: int) -> None:
         self.rule = rule
         self.budget = budget
         self.count = 0
+        self.last: Step | None = None
 
     def step(self, step: Step) -> Iterable[Flag]:
         self.count += 1
-        if self.count == self.budget + 1:
-            return [_flag(self.rule, step, f"step budget of {self.budget} exceeded here")]
+        self.last = step
         return ()
 
-
-# ------------------------------------------------------------------------------------- edited_without_read
-
-
-class EditedWithoutRead:
-    id = "edited_without_read"
-    severity: Severity = "medium"
-    description = "a successful edit of a file the run had not read, searched or created"
-
-    def checker(self, config: TraceConfig, run: Run) -> RuleChecker | None:
-        return _GroundingChecker(self, config, run.partial) if config.grounding.enabled else None
-
-
-_PATH_KEYS = ("file_path", "path", "notebook_path")
-#: paths read from one search result (bounds the work on huge outputs)
-LISTED_PATHS_READ = 1000
-LISTED_SCAN_CHARS = 64 * 1024
-_PATH_STARTS = frozenset("/.")
-
-
-class _GroundingChecker(_Checker):
-    def __init__(self, rule: EditedWithoutRead, config: TraceConfig, partial: bool) -> None:
-        self.rule = rule
-        self.edit_tools = frozenset(config.grounding.edit_tools)
-        self.grounding_tools = frozenset(config.grounding.create_tools + config.grounding.read_tools)
-        self.partial = partial
-        self.files: set[str] = set()
-
-    def _path(self, step: Step) -> str | None:
-        for key in _PATH_KEYS:
-            value = step.args.get(key)
-            if isinstance(value, str) and value:
-                return normalize_path(value, step.cwd)
-        return None
-
-    def step(self, step: Step) -> Iterable[Flag]:
-        tool = step.tool
-        if tool in self.edit_tools:
-            # only an edit that happened counts: rejected or failed edits changed nothing (unknown in audit logs)
-            happened = step.ok is True or (step.ok is None and self.partial)
-            path = self._path(step)
-            if happened and path is not None and path not in self.files:
-                self.files.add(path)  # flag a file once; the edit itself now grounds later edits
-                return [_flag(self.rule, step, f"{tool} of {path} which the run had not read")]
+    def finish(self) -> Iterable[Flag]:
+        if self.count <= self.budget or self.last is None:
             return ()
-        if step.ok is False or tool not in self.grounding_tools:
-            return ()
-        path = self._path(step)
-        if path is not None:
-            self.files.add(path)  # a searched folder grounds only the files the search listed (below)
-        if tool in ("Grep", "Glob") and step.observation:
-            # the files a search listed were seen (one path per line; content mode adds ":line:text")
-            self.files.update(normalize_path(listed, step.cwd) for listed in listed_paths(step.observation))
-        return ()
-
-
-def listed_paths(output: str) -> Iterator[str]:
-    """The paths at the starts of a search output's lines (the first ``LISTED_PATHS_READ`` in its first
-    ``LISTED_SCAN_CHARS`` characters)."""
-    listing = output[:LISTED_SCAN_CHARS]
-    if "/" not in listing and ":" not in listing:
-        return  # every listed path has one (/, ./, ../, C:): an output without either lists none
-    read = 0
-    for line in listing.splitlines():
-        line = line.lstrip(" \t")
-        # a cheap first-character test before the regex: most output lines are not paths
-        if line[:1] in _PATH_STARTS or line[1:2] == ":":
-            listed = _LISTED_PATH.match(line)
-            if listed is not None:
-                yield listed.group(1).rstrip()
-                read += 1
-                if read == LISTED_PATHS_READ:
-                    return
-
-
-BUILTIN_RULES: tuple[TraceRule, ...] = (ForbiddenToolRule(), OutOfOrder(), RetryStorm(), ExcessiveSteps(),
-                                        EditedWithoutRead())
+        return [flag_at(self.rule, self.last, f"{self.count} steps > budget {self.budget} (over it from step "
+                                              f"{self.budget + 1} on)")]
