@@ -169,24 +169,33 @@ def _unescaped(view: View) -> View | None:
     return _derive(view, _ESCAPE, _decoded)
 
 
-#: where a view can differ from the original: a backslash, a percent-escape, an ESC or C1 introducer, caret ESC
-_CHANGE_HINT = re.compile(rf"[\\\x1b\x90\x98\x9b-\x9f{_HIDDEN}{_LOOKALIKE}]|%[0-7][0-9a-fA-F]|\^\[")
+_PERCENT = re.compile(r"%[0-7][0-9a-fA-F]")
+_NON_ASCII_CHANGE = re.compile(f"[\x90\x98\x9b-\x9f{_HIDDEN}{_LOOKALIKE}]")
+
+
+def _may_change(line: str) -> bool:
+    """Whether a view could read ``line`` differently: a backslash, an ESC, caret ESC, a percent-escape, a C1
+    introducer, an invisible or a look-alike character (substring tests first: they run at memory speed)."""
+    return ("\\" in line or "\x1b" in line or "^[" in line or ("%" in line and _PERCENT.search(line) is not None)
+            or (not line.isascii() and _NON_ASCII_CHANGE.search(line) is not None))
 
 
 def _focus(root: View) -> View | None:
-    """The lines of ``root`` that hold something a view could change, each with its line end (all of ``root``
-    when every line does; None when none does). Lines without one read the same in every view, and matches
-    there are the original scan's: a file of source code with a few escapes costs a few lines more."""
+    """The lines of ``root`` that a view could read differently, each with its line end (all of ``root`` when
+    every line is one; None when none is). Other lines read the same in every view, and matches there are the
+    original scan's: a file of source code with a few escapes costs a few lines more."""
     text = root.text
+    if not _may_change(text):
+        return None
     removed: list[tuple[int, int, int]] = []
-    kept = position = 0  # kept: where the text not yet removed starts
-    while (hint := _CHANGE_HINT.search(text, position)) is not None:
-        start = text.rfind("\n", 0, hint.start()) + 1
-        end = text.find("\n", hint.end())
-        position = len(text) if end == -1 else end + 1
-        if start > kept:
-            removed.append((kept, start, 0))
-        kept = position
+    kept = position = 0  # kept: where the text not yet removed starts; position: where the line starts
+    for line in text.split("\n"):
+        end = position + len(line) + 1  # past the line end (one past the text for the last line)
+        if _may_change(line):
+            if position > kept:
+                removed.append((kept, position, 0))
+            kept = min(end, len(text))
+        position = end
     if kept == 0:
         return None
     if kept < len(text):
