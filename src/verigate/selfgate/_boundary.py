@@ -193,6 +193,9 @@ def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom:
     """The store's folder must be outside the sandbox's writable roots. A store the person named in
     ``self_gate.store`` is their choice: a warning that it weakens the boundary, not a refusal."""
     name = "self-gate store (self_gate.store)" if custom else "self-gate state"
+    if not custom:
+        fix = ("point VERIGATE_STATE_HOME (or XDG_STATE_HOME) in the host's environment at a folder outside the "
+               "project and the sandbox's writable folders, or unset it (default ~/.local/state)")
     for root, what in roots:
         if root and inside(state, root):
             return Check(name, False, f"{state} is inside {what} ({root}), which the agent's sandbox can write",
