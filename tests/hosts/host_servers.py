@@ -320,6 +320,21 @@ class AnthropicServer(ScriptedServer):
         return texts
 
 
+    @staticmethod
+    def latest_user_text(request: Received) -> str:
+        """The text blocks of the request's last message unless the model wrote it: what the host just fed the
+        model — a typed prompt or a Stop hook's feedback (Claude Code 2.1.332 sends that as a ``system`` message
+        inside ``messages``), not a tool result."""
+        messages = (request.json() or {}).get("messages", [])
+        if not messages or messages[-1].get("role") not in ("user", "system"):
+            return ""
+        content = messages[-1].get("content")
+        if isinstance(content, str):
+            return content
+        return "\n".join(str(block.get("text")) for block in content or []
+                         if isinstance(block, dict) and block.get("type") == "text")
+
+
 # --------------------------------------------------------------------------------------------------- Responses
 
 
@@ -439,6 +454,21 @@ class ResponsesServer(ScriptedServer):
         return texts
 
 
+    @staticmethod
+    def latest_user_text(request: Received) -> str:
+        """The text of the newest user message when no tool output came after it ('' otherwise)."""
+        latest = ""
+        for item in (request.json() or {}).get("input", []):
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") in ("function_call_output", "custom_tool_call_output", "function_call",
+                                    "custom_tool_call"):
+                latest = ""
+            elif item.get("type") == "message" and item.get("role") == "user":
+                latest = _text_of(item.get("content"))
+        return latest
+
+
 def _loads(body: bytes) -> Any:
     try:
         return json.loads(body) if body else None
@@ -456,3 +486,15 @@ def _text_of(content: Any) -> str:
     if isinstance(content, dict):
         return _text_of(content.get("content", content.get("text", json.dumps(content))))
     return "" if content is None else str(content)
+
+
+def summary(server: ScriptedServer) -> str:
+    """One line per request: its role, the turn it got, and the tail of what the host sent (for failure messages)."""
+    lines = []
+    for index, request in enumerate(server.requests):
+        body = request.json() or {}
+        tail = (body.get("messages") or body.get("input") or [])[-2:]
+        turn = request.turn
+        answered = "" if turn is None else f" -> {turn.text[:40]!r} {[call.name for call in turn.calls]}"
+        lines.append(f"#{index} {request.role} {request.path}{answered}: {json.dumps(tail)[:600]}")
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""The Stop gate inside the real clients: a pass ends the run, a failing verdict revises twice and then files a
+pending review, a judge that is down files the review at once; Claude Code's SubagentStop gates a Task sub-agent
+and a gate declared inside a sub-agent holds its tools and the main agent's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from host_helpers import Project, result_event, session_of
+from host_servers import Call, Turn, summary
+
+from judge_servers import JudgeServer, refused_url, verdict_json
+
+HOSTS = ("claude-code", "codex")
+FEEDBACK = "[verigate stop gate]"
+REQUEST = "Read a.py and tell me what x is."
+FINAL = "a.py sets x to 1."
+
+
+def look(host: str, project: Project) -> Call:
+    if host == "claude-code":
+        return Call("Read", {"file_path": str(project.dir / "a.py")})
+    return Call("exec_command", {"cmd": "cat a.py"})
+
+
+def feedback_seen(server: Any) -> list[int]:
+    """Indexes of the main requests that hand the model the Stop gate's feedback as the newest user message."""
+    return [index for index, request in enumerate(server.main_requests())
+            if FEEDBACK in server.latest_user_text(request)]
+
+
+def judge_prompt(request: Any) -> str:
+    body = request.json()
+    return "\n".join(str(message.get("content")) for message in body["messages"])
+
+
+def ended_normally(project: Project, run: Any) -> None:
+    assert run.returncode == 0 and not run.timed_out, run.describe()
+    if project.host == "claude-code":
+        result = result_event(run)
+        assert result is not None and result["subtype"] == "success", run.describe()
+
+
+# Audit mode: these scenarios are about Stop; in block mode the problem gates of issue 10 item 2 would refuse
+# Codex's `cat` (and in Claude Code nothing here is a blocked tool anyway).
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_stop_pass_ends_the_run(host: str, make_project: Any, judge: JudgeServer) -> None:
+    project, server = make_project(host, judge_url=judge.base_url, mode="audit")
+    (project.dir / "a.py").write_text("x = 1\n", encoding="utf-8")
+    judge.reply_text(verdict_json(passed=True))
+    server.script(Turn(calls=(look(host, project),)), Turn.say(FINAL))
+    run = project.run(REQUEST)
+    ended_normally(project, run)
+    assert server.pending == 0 and len(server.main_requests()) == 2 and feedback_seen(server) == [], summary(server)
+    assert len(judge.requests) == 1
+    prompt = judge_prompt(judge.requests[0])
+    assert REQUEST in prompt and FINAL in prompt
+    assert project.reviews() == []
+
+
+#: a race (the trial saw it in 5 of ~28 judged Stops), so it cannot be a strict xfail: it mostly passes
+RACE = pytest.mark.xfail(strict=False, reason="issue 10 item 5: Claude Code writes its transcript asynchronously; "
+                                              "at Stop the last tool_result may not be written yet")
+
+
+@pytest.mark.parametrize("host", [pytest.param("claude-code", marks=RACE), "codex"])
+def test_the_stop_judge_sees_the_tool_result(host: str, make_project: Any, judge: JudgeServer) -> None:
+    project, server = make_project(host, judge_url=judge.base_url, mode="audit")
+    (project.dir / "a.py").write_text("x = 1  # marker-4711\n", encoding="utf-8")
+    judge.reply_text(verdict_json(passed=True))
+    server.script(Turn(calls=(look(host, project),)), Turn.say(FINAL))
+    ended_normally(project, project.run(REQUEST))
+    assert len(judge.requests) == 1
+    assert "marker-4711" in judge_prompt(judge.requests[0])
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_stop_revises_twice_then_files_a_pending_review(host: str, make_project: Any, judge: JudgeServer) -> None:
+    project, server = make_project(host, judge_url=judge.base_url, mode="audit", revise=2)
+    for _ in range(3):
+        judge.reply_text(verdict_json(passed=False, misses=("claim_unverified",),
+                                      observation="the answer claims a test run that never happened"))
+    server.script(Turn.say("All tests pass."), Turn.say("All tests pass, really."), Turn.say("They pass."))
+    run = project.run("Run the tests and report.")
+    assert run.returncode == 0 and not run.timed_out, run.describe()
+    assert server.pending == 0 and server.unscripted == 0, summary(server)
+    # the model got the gate's feedback twice (after the 1st and 2nd failed verdicts), never a 3rd time
+    assert feedback_seen(server) == [1, 2]
+    assert len(judge.requests) == 3
+    reviews = project.reviews()
+    assert len(reviews) == 1, reviews
+    assert reviews[0]["session_id"] == session_of(run)
+    assert reviews[0]["candidate"]["request"] == "Run the tests and report."
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_judge_that_is_down_files_a_review_at_once(host: str, make_project: Any) -> None:
+    project, server = make_project(host, judge_url=refused_url() + "/v1", mode="audit")
+    server.script(Turn.say("Done."))
+    run = project.run("Say done.")
+    assert run.returncode == 0 and not run.timed_out, run.describe()
+    # no revise loop on the judge's own failure: the model was asked once and never got feedback
+    assert len(server.main_requests()) == 1 and feedback_seen(server) == [], summary(server)
+    reviews = project.reviews()
+    assert len(reviews) == 1, reviews
+    assert reviews[0]["policy_action"] == "escalate_verification_error"
+    assert reviews[0]["verdict"]["error"], reviews[0]
+
+
+# ------------------------------------------------------------------------------------------------ sub-agents
+
+
+def _task(prompt: str) -> Call:
+    # Claude Code 2.1.332 names the tool Agent and runs sub-agents in the background unless told otherwise
+    return Call("Agent", {"description": "check a.py", "prompt": prompt, "subagent_type": "general-purpose",
+                          "run_in_background": False})
+
+
+def test_subagent_stop_gates_a_task_subagent(make_project: Any, judge: JudgeServer) -> None:
+    """Claude Code only (Codex has no SubagentStop): the sub-agent's first answer fails verification, it gets the
+    feedback and answers again; then the main agent stops and is judged."""
+    project, server = make_project("claude-code", judge_url=judge.base_url, mode="audit", subagent_stop=True)
+    (project.dir / "a.py").write_text("x = 1\n", encoding="utf-8")
+    judge.reply_text(verdict_json(passed=False, misses=("unsupported",), observation="the sub-agent read nothing"))
+    judge.reply_text(verdict_json(passed=True))
+    judge.reply_text(verdict_json(passed=True))
+    sub_prompt = "Read a.py and report the value of x."
+    server.script(
+        Turn(calls=(_task(sub_prompt),)),                                   # main: start the sub-agent
+        Turn.say("x is 1."),                                                # sub-agent: answers (judged: fails)
+        Turn(calls=(Call("Read", {"file_path": str(project.dir / "a.py")}),)),  # sub-agent: reads after feedback
+        Turn.say("a.py sets x = 1."),                                       # sub-agent: answers (passes)
+        Turn.say("The sub-agent confirmed that a.py sets x = 1."),          # main: final answer (passes)
+    )
+    run = project.run("Use a sub-agent to check a.py.")
+    ended_normally(project, run)
+    assert server.pending == 0 and server.unscripted == 0, summary(server)
+    requests = server.main_requests()
+    assert any(sub_prompt in text for text in server.user_texts(requests[1])), "request 2 is not the sub-agent's"
+    assert feedback_seen(server) == [2], "the sub-agent did not get the SubagentStop feedback"
+    assert len(judge.requests) == 3
+    assert sub_prompt in judge_prompt(judge.requests[0])
+    assert project.reviews() == []
+    assert [event for _host, event, _s, _c in project.hook_timings()].count("subagent-stop") == 2
+
+
+def test_a_gate_declared_inside_a_subagent_holds_its_tools_and_the_main_agents(make_project: Any,
+                                                                               judge: JudgeServer) -> None:
+    project, server = make_project("claude-code", judge_url=judge.base_url, subagent_stop=True)
+    (project.dir / "a.py").write_text("x = 1\n", encoding="utf-8")
+    for _ in range(3):
+        judge.reply_text(verdict_json(passed=True))
+    sub_edit = Call("Edit", {"file_path": str(project.dir / "a.py"), "old_string": "x = 1", "new_string": "x = 2"})
+    main_write = Call("Write", {"file_path": str(project.dir / "b.py"), "content": "y = 2\n"})
+    server.script(
+        Turn(calls=(_task("Plan a change to a.py."),)),
+        Turn(text="I'll wait for your approval before editing a.py.",
+             calls=(Call("Read", {"file_path": str(project.dir / "a.py")}),)),   # sub-agent declares
+        Turn(calls=(sub_edit,)),                                                 # sub-agent: held
+        Turn.say("The plan: set x to 2."),
+        Turn(calls=(main_write,)),                                               # main agent: held too
+        Turn.say("The sub-agent planned the change."),
+    )
+    run = project.run("Use a sub-agent to plan a change to a.py.")
+    ended_normally(project, run)
+    assert server.pending == 0, run.describe()
+    gates = [gate for gate in project.gates() if gate["opened_by"] == "ai"]
+    assert len(gates) == 1 and gates[0]["session_id"] == session_of(run), gates
+    for call in (sub_edit, main_write):
+        text, is_error = server.result_of(call)
+        assert is_error and f"[{gates[0]['gate_id']}]" in text, (call.name, text)
+    assert (project.dir / "a.py").read_text(encoding="utf-8") == "x = 1\n"
+    assert not (project.dir / "b.py").exists()
