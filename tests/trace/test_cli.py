@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -56,13 +57,22 @@ def test_transcript_with_every_report_and_github_annotations(tmp_path: Path) -> 
     sarif = json.loads(out["r.sarif"].read_text())
     assert sarif["version"] == "2.1.0" and "sarif-2.1.0" in sarif["$schema"]
     results = sarif["runs"][0]["results"]
-    located = {(item["ruleId"], item["level"], item["locations"][0]["physicalLocation"]["region"]["startLine"])
-               for item in results}
+
+    def trace_line(item: dict[str, Any]) -> int:
+        (trace,) = [where for where in item["locations"] + item.get("relatedLocations", [])
+                    if where["message"]["text"] == "the step in the trace"]
+        assert trace["physicalLocation"]["artifactLocation"] == {"uri": "examples/traces/7f3c2a9e-session.jsonl",
+                                                                 "uriBaseId": "%SRCROOT%"}
+        return int(trace["physicalLocation"]["region"]["startLine"])
+
+    located = {(item["ruleId"], item["level"], trace_line(item)) for item in results}
     # the storm is flagged at its first failure (line 19), as the seed's grader does
     assert located == {("forbidden_tool", "error", 31), ("edited_without_read", "warning", 17),
                        ("retry_storm", "warning", 19)}
-    assert all(item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-               == "examples/traces/7f3c2a9e-session.jsonl" for item in results)
+    edit = next(item for item in results if item["ruleId"] == "edited_without_read")
+    # the edited file, relative to the session's project, is the primary location (code scanning shows it there)
+    assert edit["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "src/receipt.py",
+                                                                            "uriBaseId": "%SRCROOT%"}
     rule_ids = [rule["id"] for rule in sarif["runs"][0]["tool"]["driver"]["rules"]]
     assert all(rule_ids[item["ruleIndex"]] == item["ruleId"] for item in results)
 

@@ -33,12 +33,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="Claude Code session transcript (sub-agent files beside it are attached)")
     inputs.add_argument("--codex", action="append", default=[], metavar="FILE", help="Codex CLI rollout JSONL")
     parser.add_argument("--task", help="the task audit/transcript/rollout runs belong to (for pass^k)")
-    parser.add_argument("--config", type=Path, help="trace-grader config (default: the shipped one, unverified)")
+    parser.add_argument("--config", type=Path, help="trace-grader config (default: the shipped one, unverified); "
+                        "a missing key takes its documented default (the seed's), listed in the report's config")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
     parser.add_argument("--sarif", type=Path, metavar="FILE", help="also write SARIF 2.1.0")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML report")
-    parser.add_argument("--self-test", action="store_true", help="grade the bundled clean / corrupt / flaky cases")
+    parser.add_argument("--self-test", action="store_true", help="grade the bundled clean / corrupt / flaky cases "
+                        "(with --config: under that config instead of the cases' own)")
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                         help="also load this importable module as a plug-in (trace rules)")
     parser.add_argument("--jobs", type=int, default=1, help="grade files in this many processes (default 1)")
@@ -79,9 +81,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def _self_test(args: argparse.Namespace) -> int:
-    from ..trace import redact_report, report_egress, run_self_test, to_json
+    from ..trace import load_trace_config, redact_report, report_egress, run_self_test, to_json
 
-    results = run_self_test(args.plugin)
+    results = run_self_test(args.plugin, None if args.config is None else load_trace_config(args.config))
     egress = report_egress(None, args.plugin)
     reports = [redact_report(case.report, egress) for case in results]  # what is printed passes the redactors
     if args.json:

@@ -113,7 +113,9 @@ def _steps_table(result: RunResult) -> str:
         worst = min((SEVERITIES.index(flag.severity) for flag in flags), default=None)
         css = f' class="flagged flag-{SEVERITIES[worst]}"' if worst is not None else ""
         notes = "".join(f'<span class="flagnote"><span class="sev sev-{flag.severity}">{flag.severity}</span> '
-                        f'{escape(flag.rule)}: {escape(flag.detail)}</span>' for flag in flags)
+                        f'{escape(flag.rule)}: {escape(flag.detail)}'
+                        f'{" — file <code>" + escape(flag.path) + "</code>" if flag.path else ""}</span>'
+                        for flag in flags)
         args = json.dumps(dict(step.args), ensure_ascii=False)
         rows.append(f'<tr{css}><td class="num">{step.step}</td><td><b>{escape(step.tool)}</b>{notes}</td>'
                     f'<td>{_preview(args, ARGS_PREVIEW)}</td><td>{_outcome(step)}</td>'
@@ -189,12 +191,14 @@ def render_html(report: GradeReport, *, title: str = "verigate trace report") ->
              else '<p class="muted">No pass^k: no run has a delivery signal.</p>')
     notes = "".join(f"<li>{escape(note)}</li>" for note in report.notes)
     verified = "verified" if report.config_verified else "NOT verified (thresholds are assumptions)"
+    defaults = (f" · defaults used: {escape(', '.join(report.config_defaults))}" if report.config_defaults
+                else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><style>{_CSS}</style></head>
 <body><main>
 <h1>{escape(title)}</h1>
-<p class="sub">config <code>{escape(report.config_source)}</code> · {verified} ·
+<p class="sub">config <code>{escape(report.config_source)}</code> · {verified}{defaults} ·
 judge axis: {escape(report.judge.reason)}</p>
 <div class="cards">{card_html}</div>
 <h2>pass^k</h2>

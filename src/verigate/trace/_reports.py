@@ -51,6 +51,17 @@ def _where(result: RunResult, flag: Flag) -> str:
     return f"{result.run.source}:{flag.line}" if flag.line is not None else result.run.source
 
 
+def _file(flag: Flag) -> str:
+    """" — file X" when the flagged step names a file (already shown relative, ``~/…`` or ``…/name``)."""
+    return f" — file {flag.path}" if flag.path else ""
+
+
+def config_line(report: GradeReport) -> str:
+    """Which config graded the report, whether it is verified, and the keys that took their default."""
+    defaults = f"; defaults used: {', '.join(report.config_defaults)}" if report.config_defaults else ""
+    return f"{report.config_source} (verified: {'true' if report.config_verified else 'false'}{defaults})"
+
+
 # ------------------------------------------------------------------------------------------------------ text
 
 
@@ -58,7 +69,7 @@ def render_text(report: GradeReport) -> str:
     """The human report: runs with verdicts and flags, tasks, pass^k, judge axis, notes and the outcome."""
     report = ensure_redacted(report)
     lines = [f"verigate grade: {len(report.runs)} run(s), {len(report.tasks)} task(s)",
-             f"config: {report.config_source} (verified: {'true' if report.config_verified else 'false'})", ""]
+             f"config: {config_line(report)}", ""]
     width = max([len(result.run.run_id) for result in report.runs] + [3])
     lines.append(f"{'RUN'.ljust(width)}  {'VERDICT':<19} {'STEPS':>6}  FLAGS")
     for result in report.runs:
@@ -72,7 +83,7 @@ def render_text(report: GradeReport) -> str:
         for flag in sorted(result.flags, key=lambda item: (_SEVERITY_ORDER[item.severity], item.step or 0)):
             step = f"step {flag.step}" if flag.step is not None else "run"
             lines.append(f"    [{flag.severity}] {flag.rule} at {step} ({flag.tool}) {_where(result, flag)}: "
-                         f"{flag.detail}")
+                         f"{flag.detail}{_file(flag)}")
         for note in run.notes:
             if note not in report.notes:  # the report-wide notes are printed once, below
                 lines.append(f"    note: {note}")
@@ -115,7 +126,7 @@ def _step_json(step: Step) -> dict[str, Any]:
 
 def _flag_json(flag: Flag) -> dict[str, Any]:
     return {"rule": flag.rule, "severity": flag.severity, "step": flag.step, "tool": flag.tool,
-            "detail": flag.detail, "line": flag.line}
+            "detail": flag.detail, "line": flag.line, "path": flag.path}
 
 
 def to_json(report: GradeReport, *, steps: bool = True) -> dict[str, Any]:
@@ -139,7 +150,8 @@ def to_json(report: GradeReport, *, steps: bool = True) -> dict[str, Any]:
         runs.append(entry)
     return {
         "exit_code": report.exit_code,
-        "config": {"source": report.config_source, "verified": report.config_verified},
+        "config": {"source": report.config_source, "verified": report.config_verified,
+                   "defaults": list(report.config_defaults)},
         "summary": {"runs": len(report.runs), "verdicts": _verdict_counts(report),
                     "corrupt_success": [result.run.run_id for result in report.corrupt_runs],
                     "flaky_tasks": [task.task for task in report.flaky_tasks],
@@ -177,7 +189,7 @@ def render_junit(report: GradeReport) -> str:
             case = ElementTree.SubElement(suite, "testcase", classname=task_name, name=result.run.run_id,
                                           file=result.run.source)
             flags = "\n".join(f"[{flag.severity}] {flag.rule} step {flag.step} ({flag.tool}) "
-                              f"{_where(result, flag)}: {flag.detail}" for flag in result.flags)
+                              f"{_where(result, flag)}: {flag.detail}{_file(flag)}" for flag in result.flags)
             if result.verdict in ("corrupt-success", "fail"):
                 suite_failures += 1
                 failure = ElementTree.SubElement(case, "failure", type=result.verdict,
@@ -206,10 +218,38 @@ def render_junit(report: GradeReport) -> str:
 # ----------------------------------------------------------------------------------------------------- SARIF
 
 
-def _artifact_uri(source: str) -> str:
-    """The source as a URI: reports carry it relative to the working directory (or redacted) already."""
-    path = Path(source)
-    return path.as_uri() if path.is_absolute() else quote(path.as_posix())
+#: the base of project-relative URIs; its absolute location is left out (it would name the user's folders)
+SRCROOT = "%SRCROOT%"
+HOME_BASE = "HOME"
+_BASES = {SRCROOT: "the project root: the working directory the run was recorded in, or the one verigate ran in",
+          HOME_BASE: "the home folder of the user who ran verigate"}
+
+
+def _artifact(path: str) -> dict[str, Any]:
+    """An artifactLocation for a path as reports show it: relative to the project (``uriBaseId`` %SRCROOT%),
+    ``~/…`` (base HOME), or whatever the redactors left (a redaction marker or ``…/name``: no base)."""
+    if path.startswith("~/"):
+        return {"uri": quote(path[2:]), "uriBaseId": HOME_BASE}
+    if path.startswith(("/", "[", "…", "~")) or Path(path).is_absolute():
+        return {"uri": quote(path)}
+    return {"uri": quote(path), "uriBaseId": SRCROOT}
+
+
+def _locations(result: RunResult, flag: Flag) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Where a flag points: the file the flagged step names when it is in the project (code scanning shows it
+    there), with the trace line as a related location; otherwise the trace line itself."""
+    trace: dict[str, Any] = {"artifactLocation": _artifact(result.run.source)}
+    if flag.line is not None:
+        trace["region"] = {"startLine": flag.line}
+    trace_location = {"physicalLocation": trace, "message": {"text": "the step in the trace"}}
+    if flag.path is not None:
+        named = _artifact(flag.path)
+        file_location = {"physicalLocation": {"artifactLocation": named},
+                         "message": {"text": f"the file {flag.tool} names"}}
+        if named.get("uriBaseId") == SRCROOT:
+            return [file_location], [trace_location]
+        return [trace_location], [file_location]
+    return [trace_location], []
 
 
 def render_sarif(report: GradeReport, *, rule_descriptions: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -227,20 +267,25 @@ def render_sarif(report: GradeReport, *, rule_descriptions: Mapping[str, str] | 
     results = []
     for result in report.runs:
         for flag in result.flags:
-            location: dict[str, Any] = {"artifactLocation": {"uri": _artifact_uri(result.run.source)}}
-            if flag.line is not None:
-                location["region"] = {"startLine": flag.line}
-            results.append({
+            locations, related = _locations(result, flag)
+            entry: dict[str, Any] = {
                 "ruleId": flag.rule, "ruleIndex": index[flag.rule], "level": _SARIF_LEVEL[flag.severity],
-                "message": {"text": f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail}"},
-                "locations": [{"physicalLocation": location}],
+                "message": {"text": f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail}"
+                                    f"{_file(flag)}"},
+                "locations": locations,
                 "properties": {"run_id": result.run.run_id, "task": result.run.task, "step": flag.step,
-                               "tool": flag.tool, "severity": flag.severity, "verdict": result.verdict},
-            })
+                               "tool": flag.tool, "severity": flag.severity, "verdict": result.verdict,
+                               "source": result.run.source, "line": flag.line, "path": flag.path},
+            }
+            if related:
+                entry["relatedLocations"] = related
+            results.append(entry)
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "verigate trace grader", "version": _version(), "rules": rules}},
+        "originalUriBaseIds": {base: {"description": {"text": text}} for base, text in _BASES.items()},
         "results": results,
-        "properties": {"exit_code": report.exit_code, "config_verified": report.config_verified},
+        "properties": {"exit_code": report.exit_code, "config_verified": report.config_verified,
+                       "config_defaults": list(report.config_defaults)},
     }]}
 
 
@@ -268,11 +313,16 @@ def github_annotations(report: GradeReport) -> list[str]:
     flagged.sort(key=lambda item: (_SEVERITY_ORDER[item[1].severity], item[0].run.source, item[1].line or 0))
     commands = []
     for result, flag in flagged:
-        properties = [f"file={_escape_property(result.run.source)}"]
-        if flag.line is not None:
-            properties.append(f"line={flag.line}")
+        in_project = flag.path is not None and _artifact(flag.path).get("uriBaseId") == SRCROOT
+        if in_project:  # annotate the file the step names; the trace line goes into the message
+            properties = [f"file={_escape_property(flag.path or '')}"]
+        else:
+            properties = [f"file={_escape_property(result.run.source)}"]
+            if flag.line is not None:
+                properties.append(f"line={flag.line}")
         properties.append(f"title={_escape_property(f'verigate {flag.rule} ({flag.severity})')}")
-        message = f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail} [{result.verdict}]"
+        message = (f"{result.run.run_id} step {flag.step} ({flag.tool}): {flag.detail}{_file(flag)} "
+                   f"[{result.verdict}]" + (f" at {_where(result, flag)}" if in_project else ""))
         commands.append(f"::{_GITHUB_COMMAND[flag.severity]} {','.join(properties)}::{_escape_data(message)}")
     for task in (*report.flaky_tasks, *report.failing_tasks):
         title = _escape_property(f"verigate pass^k: {task.status}")

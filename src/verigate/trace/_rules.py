@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -95,8 +96,12 @@ def step_path(step: Step) -> str | None:
 
 
 def flag_at(rule: TraceRule, step: Step, detail: str) -> Flag:
-    """A flag on ``step``: its number, tool, line and the file it names."""
-    return Flag(rule.id, rule.severity, step.step, step.tool, detail, step.line, step_path(step))
+    """A flag on ``step``: its number, tool, line and the file it names (a relative POSIX path joined to the
+    step's working directory, so that the report can show it relative to its project)."""
+    path = step_path(step)
+    if path is not None and step.cwd and not path.startswith("/") and step.cwd.startswith("/") and "\\" not in path:
+        path = posixpath.normpath(posixpath.join(step.cwd, path))
+    return Flag(rule.id, rule.severity, step.step, step.tool, detail, step.line, path)
 
 
 class Checker:
