@@ -114,18 +114,21 @@ def run(command: list[str], session: Session, state: Path, env: dict[str, str] |
 
 
 # -- Claude Code: srt --------------------------------------------------------------------------------------
-def srt_config(session: Session, with_snippet: bool) -> dict[str, Any]:
+def srt_config(session: Session, snippet: str) -> dict[str, Any]:
     """What Claude Code hands its sandbox runtime: writes to the project and its temp folder, plus the snippet's
-    denyWrite paths read as Claude Code reads them. Without the snippet (the control run), the state folder and
-    the home folder are writable too, so every attack has something to change."""
+    denyWrite paths — ``resolved`` as verigate's doctor reads them (absolute), or ``as-written`` (the snippet's
+    strings, which srt resolves against the working folder and HOME itself). Without the snippet (``none``, the
+    control run), the state folder and the home folder are writable too, so every attack has something to change."""
     env = session.env(None)
-    settings = claude_settings(env)
+    written = claude_settings(env)["sandbox"]["filesystem"]["denyWrite"]
     allow = [str(session.project), "/tmp/claude"]
     deny: list[str] = []
-    if with_snippet:
+    if snippet == "resolved":
         source = str(session.home / ".claude" / "settings.json")
-        deny = [path for entry in settings["sandbox"]["filesystem"]["denyWrite"]
+        deny = [path for entry in written
                 if (path := _claude_path(entry, source, str(session.project), str(session.home)))]
+    elif snippet == "as-written":
+        allow, deny = [".", "/tmp/claude"], list(written)
     else:
         allow += [str(session.state_home), str(session.home)]
     return {"filesystem": {"denyRead": [], "allowWrite": allow, "denyWrite": deny},
@@ -138,9 +141,9 @@ def srt() -> str:
     return tool("srt")
 
 
-def in_srt(srt: str, session: Session, state: Path, command: str, with_snippet: bool) -> str:
+def in_srt(srt: str, session: Session, state: Path, command: str, snippet: str) -> str:
     config = session.root / f"srt-{uuid.uuid4().hex}.json"
-    config.write_text(json.dumps(srt_config(session, with_snippet)), encoding="utf-8")
+    config.write_text(json.dumps(srt_config(session, snippet)), encoding="utf-8")
     return run([srt, "-s", str(config), "-c", f"bash -c {shlex.quote(command)}"], session, state)
 
 
@@ -150,21 +153,35 @@ def test_claude_code_sandbox_with_the_snippet_stops_the_attack(srt: str, tmp_pat
     control = Session(tmp_path / "control")
     state = baseline(control)
     before = snapshot(control)
-    output = in_srt(srt, control, state, command, with_snippet=False)
+    output = in_srt(srt, control, state, command, "none")
     assert snapshot(control) != before, f"the attack {name!r} changed nothing even without the snippet: {output}"
 
     session = Session(tmp_path / "walled")
     state = baseline(session)
     before = snapshot(session)
-    output = in_srt(srt, session, state, command, with_snippet=True)
+    output = in_srt(srt, session, state, command, "resolved")
     assert snapshot(session) == before, f"{name!r} got through the sandbox: {output}"
+
+
+def test_claude_code_sandbox_with_the_snippet_as_written_stops_every_attack(srt: str, tmp_path: Path) -> None:
+    """The snippet's strings handed to srt unchanged (relative to the working folder, ``~``): the same wall.
+    One sandboxed shell runs every attack in turn (each in its own subshell), so this costs one sandbox start."""
+    session = Session(tmp_path)
+    state = baseline(session)
+    before = snapshot(session)
+    script = "\n".join([*(f"( {command} ) >/dev/null 2>&1; echo {index} >> src/ran" for index, (_, command)
+                           in enumerate(ATTACKS))])
+    output = in_srt(srt, session, state, script, "as-written")
+    assert snapshot(session) == before, output
+    # every attack really ran (a script that quietly did nothing would pass the line above)
+    assert (session.project / "src" / "ran").read_text().split() == [str(i) for i in range(len(ATTACKS))], output
 
 
 def test_claude_code_sandbox_still_lets_the_agent_work(srt: str, tmp_path: Path) -> None:
     session = Session(tmp_path)
     state = baseline(session)
     output = in_srt(srt, session, state, "echo 'print(1)' > src/app.py && mkdir -p build && echo x > build/out",
-                    with_snippet=True)
+                    "as-written")
     assert (session.project / "src" / "app.py").read_text() == "print(1)\n", output
     assert (session.project / "build" / "out").exists()
 
