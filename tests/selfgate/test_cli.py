@@ -18,8 +18,8 @@ from verigate.selfgate import _enforce
 
 def test_defaults_match_the_configuration_defaults() -> None:
     defaults = SelfGateConfig()
-    assert (defaults.mode, defaults.blocked_tools, defaults.store) == \
-        (_enforce.DEFAULT_MODE, _enforce.DEFAULT_BLOCKED_TOOLS, _enforce.DEFAULT_STORE)
+    assert (defaults.mode, defaults.blocked_tools, defaults.store, defaults.hardening) == \
+        (_enforce.DEFAULT_MODE, _enforce.DEFAULT_BLOCKED_TOOLS, _enforce.DEFAULT_STORE, _enforce.DEFAULT_HARDENING)
 
 
 def scanned(session: Session) -> str:

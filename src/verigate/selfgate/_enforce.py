@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from ._fold import Gate
     from ._scan import SyncResult
 
-__all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES", "Mode",
-           "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"]
+__all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES",
+           "Mode", "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"]
 
 #: longest prompt checked for a close phrase when no gate is open (a close phrase is short)
 _SHORT_PROMPT = 200
