@@ -44,6 +44,8 @@ def test_twenty_misses_are_listed_the_rest_counted() -> None:
 def test_blank_reflection_fields_are_left_out_and_the_labels_are_fixed() -> None:
     verdict = Verdict(passed=False, retryable=True, reflection=Reflection("seen", " ", "check"))
     assert feedback_instruction(verdict).splitlines()[1:] == ["Observation: seen", "Next check: check"]
+    verdict = Verdict(passed=False, retryable=True, reflection=Reflection("", "learnt", "\n"))
+    assert feedback_instruction(verdict).splitlines()[1:] == ["Lesson: learnt"]
 
 
 def test_policy_input_defaults_first_attempt_and_hand_off() -> None:
@@ -69,6 +71,9 @@ def test_policy_input_defaults_first_attempt_and_hand_off() -> None:
     (PolicyInput(judge_verdict=RETRYABLE, attempt=2), "escalate_budget_exhausted", "revise budget of 2 exhausted"),
     (PolicyInput(judge_verdict=Verdict.verification_error("judge_timeout")), "escalate_verification_error",
      "judge_timeout"),
+    # an error without a code is still a verification error, and says so
+    (PolicyInput(judge_verdict=Verdict(passed=False, error="")), "escalate_verification_error",
+     "verification_error"),
 ])
 def test_each_escalation_records_its_reason(inp: PolicyInput, action: str, reason: str) -> None:
     decision = decide(inp)

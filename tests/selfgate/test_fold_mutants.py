@@ -115,6 +115,10 @@ def test_entries_past_the_given_lines_take_the_next_line_numbers() -> None:
     state = fold([gate, request, _closure(3, "g1", "r1", cites=8)], [7])
     assert state.open_gates("s1") == () and state.requests[0].lines == (8,)
     assert fold([gate, request, _closure(3, "g1", "r1", cites=2)], [7]).open_gates("s1") != ()
+    # past the last given line, not the first
+    other = _entry(2, "open", "g2")
+    state = fold([gate, other, request, _closure(4, "g1", "r1", cites=6)], [3, 5])
+    assert [g.gate_id for g in state.open_gates("s1")] == ["g2"] and state.requests[0].lines == (6,)
     # with no lines at all the first entry is line 1
     assert fold([request, _closure(2, "g1", "r1", cites=1), gate], []).open_gates("s1") == ()
     assert fold([]) == GateState((), (), frozenset(), 0)

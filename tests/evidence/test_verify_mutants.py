@@ -1,0 +1,39 @@
+"""Exact reasons of the verifier, written for the mutants of ``evidence/_verify.py`` that the tamper tests let live
+(docs/mutation.md): those tests check that a tamper is rejected naming its field, and a later, broader check
+(the JSON schema) often names the field too, so a first check that stopped working went unnoticed. Here each
+check must give its own reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verigate._errors import EvidenceError
+from verigate.evidence import verify
+
+
+def _reasons(record: dict[str, Any], task: Path) -> list[str]:
+    with pytest.raises(EvidenceError) as caught:
+        verify(record, task)
+    assert type(caught.value) is EvidenceError
+    return list(caught.value.reasons)
+
+
+def test_an_unknown_top_level_key_is_named_before_the_schema_runs(complete_ev: dict[str, Any],
+                                                                  merge_task: Path) -> None:
+    # a `_` note beside it is neither unknown nor reported
+    assert _reasons({**complete_ev, "foo": 1, "_x": "note"}, merge_task) == ["未知のトップレベルキー: ['foo']"]
+    assert _reasons({**complete_ev, "foo": 1, "_b": 1}, merge_task) == ["未知のトップレベルキー: ['foo']"]
+
+
+def test_each_non_string_note_is_named(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    assert _reasons({**complete_ev, "_b": 1, "_a": [2], "_c": "ok"}, merge_task) == [
+        "_a: a `_` note must be a string", "_b: a `_` note must be a string"]
+
+
+def test_a_schema_violation_names_the_field_without_the_validators_data_prefix(
+        complete_ev: dict[str, Any], merge_task: Path) -> None:
+    assert _reasons({**complete_ev, "run_id": ""}, merge_task) == [
+        "schema 不適合: run_id: must be longer than or equal to 1 characters"]
