@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,6 +64,8 @@ class Turn:
 
     text: str = ""
     calls: tuple[Call, ...] = ()
+    #: run by the server when it serves this turn, before answering (e.g. a person edits a file mid-session)
+    before: Callable[[], None] | None = attrs.field(default=None, eq=False)
 
     @classmethod
     def say(cls, text: str) -> Turn:
@@ -194,10 +196,12 @@ class ScriptedServer:
 
     def _take(self) -> Turn | None:
         with self._lock:
-            if self._turns:
-                return self._turns.popleft()
-            self.unscripted += 1
-            return None
+            turn = self._turns.popleft() if self._turns else None
+            if turn is None:
+                self.unscripted += 1
+        if turn is not None and turn.before is not None:
+            turn.before()
+        return turn
 
     def _record(self, received: Received) -> None:
         with self._lock:

@@ -7,14 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from host_helpers import Project, result_event, session_of
-from host_servers import Call, Turn
+from host_helpers import VERIGATE, Project, result_event, session_of
+from host_servers import Call, Turn, summary
 
 from judge_servers import JudgeServer, verdict_json
 
 HOSTS = ("claude-code", "codex")
 DECLARATION = "I'll wait for your approval before editing a.py."
 ORIGINAL = "x = 1\n"
+#: a final answer that declares nothing (the scan test reads every line of the log)
+PLAN = "The plan: set x to 2 in a.py."
 PATCH_A = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
 ITEM_2 = ("issue 10 item 2: line types verigate does not know open problem gates that hold every blocked tool "
           "(Claude Code 2.1.332 writes atis-latch, api-request-shape, api-request-blob, api-request, tools-used; "
@@ -84,10 +86,10 @@ class Declared:
             # Claude Code refuses an Edit of a file not Read first ("File has not been read yet") before any hook
             self.first_read, self.read = read_a(self.project), read_a(self.project)
             turns = [Turn(text=DECLARATION, calls=(self.first_read,)), *(Turn(calls=(call,)) for call in self.blocked),
-                     Turn(calls=(self.read,)), Turn.say("Waiting for your approval.")]
+                     Turn(calls=(self.read,)), Turn.say(PLAN)]
         else:
             turns = [Turn.tool("exec_command", {"cmd": "cat a.py"}, text=DECLARATION),
-                     *(Turn(calls=(call,)) for call in self.blocked), Turn.say("Waiting for your approval.")]
+                     *(Turn(calls=(call,)) for call in self.blocked), Turn.say(PLAN)]
         self.server.script(*turns)
         self.run = self.project.run("Plan a change to a.py and wait for my approval before editing.")
 
@@ -151,6 +153,18 @@ def test_the_stop_judge_passes_and_the_run_ends(declared: Declared) -> None:
     else:
         assert any(event.get("type") == "turn.completed" for event in declared.run.events)
 
+
+
+def test_gate_scan_of_the_hosts_log_adds_no_second_gate(declared: Declared) -> None:
+    """Runs last of the `declared` tests: it writes to the store. A scan of the log the host wrote finds the gate
+    the hooks already recorded — same session, same id — so nothing is added."""
+    project = declared.project
+    logs = project.transcripts() if declared.host == "claude-code" else project.rollouts()
+    assert len(logs) == 1, logs
+    before = declared_gate(project)
+    scanned = project.verigate("gate", "scan", str(logs[0]))
+    assert scanned.returncode == 0, scanned.stderr
+    assert declared_gate(project)["gate_id"] == before["gate_id"]
 
 # ------------------------------------------------------------------------------------------------ no declaration
 
@@ -259,3 +273,49 @@ def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_p
         assert "verigate self-gate hardening" in text, (call.name, text)
     for path, content in protected.items():
         assert path.read_bytes() == content, path
+
+
+
+# ------------------------------------------------------------------------------------------------ errors
+
+
+BROKEN = "self_gate: [mode, audit\n"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_an_invalid_verigate_yaml_refuses_the_prompt(host: str, make_project: Any) -> None:
+    """The prompt hook cannot read its configuration (not even the mode): the prompt is refused, the model is
+    never asked. Claude Code shows the one-line reason; `codex exec --json` shows nothing (issue 10 item 7)."""
+    project, server = make_project(host, judge_url=None, mode="audit")
+    (project.dir / "verigate.yaml").write_text(BROKEN, encoding="utf-8")
+    server.script(Turn(calls=(shell(host, "touch c.txt"),)))
+    run = project.run("Create c.txt.")
+    assert run.returncode == 0 and not run.timed_out, run.describe()
+    assert server.requests == [] and not (project.dir / "c.txt").exists()
+    if host == "claude-code":
+        result = result_event(run)
+        assert result is not None and "verigate.yaml:2" in result["result"], run.describe()
+        assert "Traceback" not in run.stdout
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_config_broken_mid_session_blocks_the_tool_with_one_line(host: str, make_project: Any) -> None:
+    """A person breaks verigate.yaml while the agent works: the next tool call's hook exits 2 and the host hands
+    the model the one-line reason — no traceback, no virtualenv path (issue 10 item 6); the run still ends."""
+    project, server = make_project(host, judge_url=None, mode="audit")
+    touch = shell(host, "touch c.txt")
+
+    def person_breaks_the_config() -> None:
+        (project.dir / "verigate.yaml").write_text(BROKEN, encoding="utf-8")
+
+    server.script(Turn(calls=(touch,), before=person_breaks_the_config), Turn.say("The hook refused the command."),
+                  Turn.say("Stopping."))
+    run = project.run("Create c.txt.")
+    assert run.returncode == 0 and not run.timed_out, run.describe()
+    assert not (project.dir / "c.txt").exists()
+    text = result_text(server, touch)
+    assert "verigate.yaml:2" in text, summary(server)
+    assert "Traceback" not in text and "site-packages" not in text and str(VERIGATE.parent) not in text, text
+    assert len(text.splitlines()) <= 3, text
+    assert [code for _host, event, _s, code in project.hook_timings() if event == "pre-tool-use"] == [2]
+    assert len(server.main_requests()) <= 4, "the Stop hook looped on its own error"
