@@ -5,13 +5,15 @@ check must give its own reason."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from evidence_helpers import HARNESS, RUN_ID, produce_kwargs, state, write_task
 
 from verigate._errors import EvidenceError
-from verigate.evidence import verify
+from verigate.evidence import produce, verify
 
 
 def _reasons(record: dict[str, Any], task: Path) -> list[str]:
@@ -37,3 +39,18 @@ def test_a_schema_violation_names_the_field_without_the_validators_data_prefix(
         complete_ev: dict[str, Any], merge_task: Path) -> None:
     assert _reasons({**complete_ev, "run_id": ""}, merge_task) == [
         "schema 不適合: run_id: must be longer than or equal to 1 characters"]
+
+
+def test_without_the_runs_folder_only_a_tail_of_arbiter_items_is_partial(tmp_path: Path) -> None:
+    task = write_task(tmp_path, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
+    runs = tmp_path / "ai-loop-runs"
+    runs.mkdir()
+    (runs / "a.json").write_text(json.dumps({"decision": "HUMAN_ESCALATED", "run": {"run_id": RUN_ID}}),
+                                 encoding="utf-8")
+    record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
+    arbiter_item, invented = record["human_interventions"][-1], {"kind": "delivery_state", "detail": "MERGED"}
+    assert arbiter_item == {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
+    # one arbiter item in the unconfirmed tail does not carry an invented item beside it into "partial"
+    mixed = {**record, "human_interventions": [*record["human_interventions"], invented]}
+    reasons = _reasons(mixed, task)
+    assert len(reasons) == 1 and reasons[0].startswith("human_interventions: EV=")

@@ -5,6 +5,8 @@ closures, and store lines past the ``lines`` given."""
 
 from __future__ import annotations
 
+import pytest
+
 from verigate.selfgate import GateEntry, GateSource, fold
 from verigate.selfgate._fold import CloseRequest, Gate, GateState
 
@@ -122,3 +124,8 @@ def test_entries_past_the_given_lines_take_the_next_line_numbers() -> None:
     # with no lines at all the first entry is line 1
     assert fold([request, _closure(2, "g1", "r1", cites=1), gate], []).open_gates("s1") == ()
     assert fold([]) == GateState((), (), frozenset(), 0)
+
+
+def test_more_lines_than_entries_is_a_caller_error_not_a_silent_misnumbering() -> None:
+    with pytest.raises(ValueError):
+        fold([_entry(1, "open", "g1")], [1, 2])
