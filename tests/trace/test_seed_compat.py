@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from grade_helpers import SHARED_FIXTURES, cli, run, step, write_traces
+from grade_helpers import REPO, SHARED_FIXTURES, cli, run, step, write_traces
 from seed_files import REFERENCE, SEED_CONFIG_TEXT, write_seed_config
 
 from verigate import ConfigError
@@ -179,3 +179,13 @@ def test_tau_bench_vector_under_the_seed_file(tmp_path: Path) -> None:
     # the seed's pass^k FAIL (not every run delivered) is verigate's flaky or failing
     not_all = {task.task for task in report.tasks if task.c < task.n}
     assert not_all == {task.task for task in (*report.flaky_tasks, *report.failing_tasks)}
+
+
+def test_every_difference_the_differential_test_allows_is_a_row_of_the_docs_table() -> None:
+    from test_differential import ALLOWED
+
+    rows = [line.replace("`", "") for line in (REPO / "docs" / "trace-grader.md").read_text().splitlines()
+            if line.startswith("| ") and "**differs**" in line]
+    for name, (_, row) in ALLOWED.items():
+        assert any(f"| {row} |" in line for line in rows), (name, row)
+    assert len(rows) == len(ALLOWED)  # and every documented difference is allowed (and so exercised) by name
