@@ -16,7 +16,7 @@ _FALSE = re.compile(r"false|False|FALSE")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _TRUE_FOR = {"false": "true", "False": "True", "FALSE": "TRUE"}
 #: keys that mark a trace-grader config, which is validated in full before it may be marked verified
-_TRACE_KEYS = {"forbidden_tools", "retry_threshold", "step_budget", "order_constraints", "grounding"}
+_TRACE_KEYS = {"forbidden_tools", "retry_threshold", "step_budget", "order_constraints", "grounding", "subagents"}
 
 
 def flip_verified(text: str, source: str) -> str | None:
