@@ -124,6 +124,11 @@ _GENERATORS: dict[str, list[tuple[Callable[[random.Random], str], str]]] = {
         (lambda r: _mixed(r, ALNUM, r.randrange(16, 33)), 'db_password = "{}"'),
         (lambda r: _mixed(r, ALNUM, 24), "client_secret: {}"),
     ],
+    "secret-assignment-head": [
+        # a secret diluted by what follows it: the whole value's entropy is low, its head's is not
+        (lambda r: _mixed(r, ALNUM, 24), "client_secret: {}=" + "0" * 30),
+        (lambda r: _mixed(r, ALNUM, 20), 'api_key="{}=' + "ab" * 30 + '"'),
+    ],
     "password-assignment": [
         # letters only: no entropy rule sees these, a password key's literal value is still a password
         (lambda r: _pick(r, string.ascii_lowercase, r.randrange(12, 25)), "password: {}"),

@@ -73,6 +73,9 @@ FILLER = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
 # found by this property: a bracket right after a keyword-assigned value read as a call and let the value pass
 @example(seed=0, rule_index=SECRET_RULES.index("generic-secret-assignment"), before="", after="", left=" ",
          right="(")
+# and: a value diluted by what follows it ('=' and a run of zeros) read as low-entropy as a whole
+@example(seed=0, rule_index=SECRET_RULES.index("generic-secret-assignment"), before="", after="0" * 29, left=" ",
+         right="=")
 def test_no_generated_secret_leaves_redact(seed: int, rule_index: int, before: str, after: str, left: str,
                                            right: str) -> None:
     token = planted(SECRET_RULES[rule_index], random.Random(seed))
