@@ -57,6 +57,20 @@ def test_grade_names_the_defaults_it_used(tmp_path: Path) -> None:
     assert load_trace_config(empty).defaults_used == tuple(DEFAULTS)
 
 
+def test_sections_written_empty_take_their_default(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("verified: false\nforbidden_tools:\n  # - force_push\norder_constraints:\n  must_precede:\n"
+                    "grounding:\njudge:\n  rubric:\n")
+    config = load_trace_config(path)
+    assert config.forbidden_tools == () and config.must_precede == () and config.grounding.enabled is True
+    assert config.judge.rubric == () and {"forbidden_tools", "order_constraints.must_precede", "grounding",
+                                          "judge.rubric"} <= set(config.defaults_used)
+    path.write_text("retry_threshold:\n")  # a number written empty is still an error, at its line
+    with pytest.raises(ConfigError, match="retry_threshold") as info:
+        load_trace_config(path)
+    assert info.value.line in (1, 2)  # ruamel places an empty value where the next token would start
+
+
 def test_layer_merges_sub_keys_and_replaces_lists() -> None:
     merged, used = layer({"grounding": {"read_tools": ["View"]}, "forbidden_tools": ["x"]})
     assert merged["grounding"]["read_tools"] == ["View"] and merged["grounding"]["enabled"] is True

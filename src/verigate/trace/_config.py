@@ -170,6 +170,20 @@ def layer(data: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, prefi
     return merged, used
 
 
+def _empty_sections_dropped(data: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
+    """``data`` without the list and mapping keys written empty (``forbidden_tools:`` with every entry commented
+    out reads as null): those take their default, as they do in the seed's grader, rather than fail the schema."""
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        default = defaults.get(key)
+        if value is None and isinstance(default, list | Mapping):
+            continue
+        if isinstance(default, Mapping) and isinstance(value, Mapping):
+            value = _empty_sections_dropped(value, default)
+        kept[key] = value
+    return kept
+
+
 _UNKNOWN = re.compile(r"must not contain \{'([^']+)'")
 
 
@@ -190,6 +204,8 @@ def _schema_error(exc: InputError, source: str, loaded: LoadedYaml | None) -> Co
 def build_trace_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> TraceConfig:
     """Validate plain data against the trace-config schema, layer it over :data:`DEFAULTS` and build a
     TraceConfig (errors name file:line)."""
+    if isinstance(data, Mapping):
+        data = _empty_sections_dropped(data)
     try:
         _data.validate(SCHEMA_NAME, data, source=source)
     except InputError as exc:
