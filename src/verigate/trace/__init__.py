@@ -4,15 +4,19 @@ Parsers turn traces.json, hook audit JSONL, Claude Code transcripts and Codex ro
 (:class:`Run` of :class:`Step`); trace rules (plug-ins through ``verigate_trace_rules``) flag steps; each run gets
 a verdict (clean-pass · pass-with-warnings · corrupt-success · fail) and each task pass^k. Grading runs on the
 original data; :func:`redact_report` then redacts the report once before any format writes it. See the README
-section "Trace grader" for the CLI (``verigate grade``).
+section "Trace grader" for the CLI (``verigate grade``) and docs/trace-grader.md for the config's defaults (the
+seed's), the named refinements and every difference from the seed's reference grader.
 """
 
 from __future__ import annotations
 
 from ._builtin import BUILTIN_RULES
 from ._config import (
+    DEFAULTS,
     ForbiddenTool,
     Grounding,
+    OrderOptions,
+    RetryStormOptions,
     TraceConfig,
     TrajectoryJudgeConfig,
     build_trace_config,
@@ -50,13 +54,14 @@ from ._parsers import (
     parse_traces,
 )
 from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
-from ._redact import redact_report, report_egress
+from ._redact import PathDisplay, redact_report, report_egress
 from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
 from ._rules import RuleChecker, TraceRule, error_signature
 from ._selftest import run_self_test
 
 __all__ = [
     "BUILTIN_RULES",
+    "DEFAULTS",
     "DEFAULT_KEEP_STEPS",
     "Flag",
     "ForbiddenTool",
@@ -64,7 +69,10 @@ __all__ = [
     "GradeReport",
     "Grounding",
     "JudgeAxis",
+    "OrderOptions",
     "PassHatK",
+    "PathDisplay",
+    "RetryStormOptions",
     "RuleChecker",
     "Run",
     "RunEnd",
