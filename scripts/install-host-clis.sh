@@ -43,7 +43,8 @@ done < "$pins"
 if [ "${#wanted[@]}" -gt 0 ]; then
     registry="$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)"
     # one cheap probe first, so an offline machine gets a clear reason instead of npm's retry storm
-    if ! timeout 60 npm view --loglevel=error "${wanted[0]%@*}@${wanted[0]##*@}" version >/dev/null 2>&1; then
+    if ! timeout 45 npm view --loglevel=error --fetch-retries=1 --fetch-timeout=20000 "${wanted[0]}" version \
+            >/dev/null 2>&1; then
         unavailable "the npm registry $registry is unreachable (npm view ${wanted[0]} failed)"
     fi
     if ! timeout 600 npm install --prefix "$cache" --no-audit --no-fund --save-exact --loglevel=error "${wanted[@]}"; then

@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if Path(str(item.fspath)).parent != Path(__file__).parent:
             continue
         callspec = getattr(item, "callspec", None)
-        host = callspec.params.get("host") if callspec is not None else None
+        values = callspec.params.values() if callspec is not None else ()
+        host = next((value for value in values if isinstance(value, str) and value in HOSTS), None)
         for name in HOSTS:
             if (host == name or item.get_closest_marker(name.replace("-", "_"))) and reasons[name]:
                 item.add_marker(pytest.mark.skip(reason=f"real-client tier: {reasons[name]}"))

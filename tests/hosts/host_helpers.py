@@ -158,7 +158,7 @@ class Project:
     """A temp project wired for one host; ``run`` starts the host CLI in it."""
 
     def __init__(self, root: Path, host: str, binary: Path, *, model_url: str, judge_url: str | None,
-                 mode: str = "block", revise: int = 2, subagent_stop: bool = False) -> None:
+                 mode: str = "block", revise: int = 2, stop: bool = True, subagent_stop: bool = False) -> None:
         self.root = root
         self.host = host
         self.binary = binary
@@ -175,6 +175,8 @@ class Project:
         shim.write_text(_SHIM.format(verigate=VERIGATE, timings=self.timings), encoding="utf-8")
         shim.chmod(0o755)
         self.mode = mode
+        #: the Stop hook is wired (scenarios about gates leave it out when they only pay for its time)
+        self.stop = stop
         self.write_config(judge_url, revise=revise)
         if host == "claude-code":
             self._wire_claude(model_url, subagent_stop=subagent_stop)
@@ -204,8 +206,9 @@ class Project:
         hooks: dict[str, Any] = {
             "PreToolUse": [{"matcher": "*", "hooks": self._hook("pre-tool-use")}],
             "UserPromptSubmit": [{"hooks": self._hook("user-prompt-submit")}],
-            "Stop": [{"hooks": self._hook("stop")}],
         }
+        if self.stop:
+            hooks["Stop"] = [{"hooks": self._hook("stop")}]
         if subagent_stop:
             hooks["SubagentStop"] = [{"hooks": self._hook("subagent-stop")}]
         settings = {
@@ -223,11 +226,12 @@ class Project:
         self.model_url = model_url
 
     def _wire_codex(self, model_url: str) -> None:
-        hooks = {
+        hooks: dict[str, Any] = {
             "PreToolUse": [{"matcher": "Bash|apply_patch|mcp__.*", "hooks": self._hook("pre-tool-use")}],
             "UserPromptSubmit": [{"hooks": self._hook("user-prompt-submit")}],
-            "Stop": [{"hooks": self._hook("stop")}],
         }
+        if self.stop:
+            hooks["Stop"] = [{"hooks": self._hook("stop")}]
         (self.dir / ".codex").mkdir(exist_ok=True)
         (self.dir / ".codex" / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
         self.codex_home = self.home / ".codex"

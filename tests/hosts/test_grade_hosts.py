@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from host_bugs import DENIED_GRADED_OK, GRADE_WARNINGS, expect
 from host_helpers import Project
 from host_servers import Call, Turn
 
@@ -16,9 +17,6 @@ from judge_servers import JudgeServer, verdict_json
 
 HOSTS = ("claude-code", "codex")
 FAILING = "python3 -c 'import sys; sys.exit(3)'"
-ITEM_2 = ("issue 10 item 2: the reader skips line types it does not know, each a warning (Claude Code 2.1.332: "
-          "atis-latch, api-request-shape, api-request-blob, api-request, tools-used, …; Codex 0.171: world_state, "
-          "token_usage_record)")
 
 
 class Graded:
@@ -74,8 +72,8 @@ def test_grade_reads_the_log_and_exits_0(graded: Graded) -> None:
     assert [step["tool"] for step in graded.steps] == graded.tools
 
 
-@pytest.mark.xfail(strict=True, reason=ITEM_2)
-def test_grade_has_no_warnings(graded: Graded) -> None:
+def test_grade_has_no_warnings(graded: Graded, request: pytest.FixtureRequest) -> None:
+    expect(request, graded.host, GRADE_WARNINGS)
     assert graded.report["warnings"] == 0, graded.report["runs"][0]["notes"]
 
 
@@ -90,10 +88,7 @@ def test_the_successful_steps_are_ok(graded: Graded) -> None:
 
 
 def test_the_call_the_hook_denied_is_not_ok(graded: Graded, request: pytest.FixtureRequest) -> None:
-    if graded.host == "codex":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "issue 10 item 3: a Codex call the PreToolUse hook denied ('Command blocked by PreToolUse hook: …', "
-            "no exit status) is graded ok")))
+    expect(request, graded.host, DENIED_GRADED_OK)
     denied = graded.steps[-1]
     assert "verigate.yaml" in json.dumps(denied["args"])
     assert denied["ok"] is False, denied

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from host_bugs import PROBLEM_GATES, expect, hosts_expecting
 from host_helpers import VERIGATE, Project, result_event, session_of
 from host_servers import Call, Turn, summary
 
@@ -18,9 +19,6 @@ ORIGINAL = "x = 1\n"
 #: a final answer that declares nothing (the scan test reads every line of the log)
 PLAN = "The plan: set x to 2 in a.py."
 PATCH_A = "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
-ITEM_2 = ("issue 10 item 2: line types verigate does not know open problem gates that hold every blocked tool "
-          "(Claude Code 2.1.332 writes atis-latch, api-request-shape, api-request-blob, api-request, tools-used; "
-          "Codex 0.171 writes world_state, token_usage_record)")
 
 
 def passes(judge: JudgeServer, count: int = 4) -> None:
@@ -139,8 +137,8 @@ def test_the_gate_text_is_kept_whole(declared: Declared) -> None:
     assert declared_gate(declared.project)["gate_text"] == DECLARATION
 
 
-@pytest.mark.xfail(strict=True, reason=ITEM_2)
-def test_only_the_declared_gate_opens(declared: Declared) -> None:
+def test_only_the_declared_gate_opens(declared: Declared, request: pytest.FixtureRequest) -> None:
+    expect(request, declared.host, PROBLEM_GATES)
     problems = [gate["gate_text"] for gate in declared.project.gates() if gate["opened_by"] != "ai"]
     assert problems == []
 
@@ -169,13 +167,10 @@ def test_gate_scan_of_the_hosts_log_adds_no_second_gate(declared: Declared) -> N
 # ------------------------------------------------------------------------------------------------ no declaration
 
 
-@pytest.mark.xfail(strict=True, reason=ITEM_2)
-@pytest.mark.parametrize("host", HOSTS)
-def test_without_a_declaration_block_mode_lets_every_tool_run(host: str, make_project: Any,
-                                                              judge: JudgeServer) -> None:
-    project, server = make_project(host, judge_url=judge.base_url)
+@pytest.mark.parametrize("host", hosts_expecting(PROBLEM_GATES))
+def test_without_a_declaration_block_mode_lets_every_tool_run(host: str, make_project: Any) -> None:
+    project, server = make_project(host, judge_url=None, stop=False)
     (project.dir / "a.py").write_text(ORIGINAL, encoding="utf-8")
-    passes(judge)
     calls = [edit_a(host, project), write_file(host, project, "b.py", "y = 1\n"), shell(host, "touch c.txt")]
     first = [Turn(calls=(read_a(project),))] if host == "claude-code" else []
     server.script(*first, *(Turn(calls=(call,)) for call in calls), Turn.say("Changed a.py, added b.py and c.txt."))
@@ -189,13 +184,12 @@ def test_without_a_declaration_block_mode_lets_every_tool_run(host: str, make_pr
 # ------------------------------------------------------------------------------------------------ closing
 
 
-def _declare_then_resume(host: str, make_project: Any, judge: JudgeServer, close_prompt: str | None
+def _declare_then_resume(host: str, make_project: Any, close_prompt: str | None
                          ) -> tuple[Project, Any, Call, dict[str, Any]]:
-    """Run 1 declares a gate (and stops: the judge passes); run 2 resumes the session with a typed close prompt
-    (``{gate}`` is the declared gate's id) and edits a.py."""
-    project, server = make_project(host, judge_url=judge.base_url)
+    """Run 1 declares a gate; run 2 resumes the session with a typed close prompt (``{gate}`` is the declared
+    gate's id) and edits a.py. Stop is not wired: these runs are about the gate (the Stop gate has its own)."""
+    project, server = make_project(host, judge_url=None, stop=False)
     (project.dir / "a.py").write_text(ORIGINAL, encoding="utf-8")
-    passes(judge)
     # the agent declares, tries anyway (denied: the person sees the gate's id in the deny text), and stops
     early = edit_a(host, project)
     if host == "claude-code":
@@ -218,21 +212,18 @@ def _declare_then_resume(host: str, make_project: Any, judge: JudgeServer, close
     return project, server, edit, gate
 
 
-@pytest.mark.xfail(strict=True, reason=ITEM_2)
-@pytest.mark.parametrize("host", HOSTS)
-def test_approve_gate_typed_on_resume_lets_the_next_edit_run(host: str, make_project: Any,
-                                                             judge: JudgeServer) -> None:
-    project, server, edit, gate = _declare_then_resume(host, make_project, judge, None)
+@pytest.mark.parametrize("host", hosts_expecting(PROBLEM_GATES))
+def test_approve_gate_typed_on_resume_lets_the_next_edit_run(host: str, make_project: Any) -> None:
+    project, server, edit, gate = _declare_then_resume(host, make_project, None)
     closed = next(entry for entry in project.gates() if entry["gate_id"] == gate["gate_id"])
     assert closed["open"] is False and closed["closed_channel"] == "user-prompt-submit"
     assert (project.dir / "a.py").read_text(encoding="utf-8") == "x = 2\n", result_text(server, edit)
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_release_all_gates_typed_on_resume_closes_them_and_the_edit_runs(host: str, make_project: Any,
-                                                                         judge: JudgeServer) -> None:
+def test_release_all_gates_typed_on_resume_closes_them_and_the_edit_runs(host: str, make_project: Any) -> None:
     """The whole-session close phrase also closes the problem gates of issue 10 item 2, so this passes today."""
-    project, server, edit, _gate = _declare_then_resume(host, make_project, judge, "release all gates")
+    project, server, edit, _gate = _declare_then_resume(host, make_project, "release all gates")
     gates = project.gates()
     assert gates and all(entry["open"] is False for entry in gates), gates
     assert {entry["closed_channel"] for entry in gates} == {"user-prompt-submit"}
@@ -243,26 +234,29 @@ def test_release_all_gates_typed_on_resume_closes_them_and_the_edit_runs(host: s
 
 
 @pytest.mark.parametrize("host", HOSTS)
-def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_project: Any,
-                                                               judge: JudgeServer) -> None:
-    """In audit mode (no gate can hold anything), writes to verigate.yaml, the hook settings and the store are
-    still denied, and a Bash `verigate gate close` is refused."""
-    project, server = make_project(host, judge_url=judge.base_url, mode="audit")
-    passes(judge)
+def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_project: Any) -> None:
+    """In audit mode (no gate can hold anything), writes to verigate.yaml, the hook settings and the store's
+    folder (.verigate/, which holds the review database) are still denied, and a Bash `verigate gate close` is
+    refused."""
+    project, server = make_project(host, judge_url=None, mode="audit", stop=False)
     config = project.dir / "verigate.yaml"
     settings = project.dir / (".claude/settings.json" if host == "claude-code" else ".codex/hooks.json")
     protected = {path: path.read_bytes() for path in (config, settings)}
     if host == "claude-code":
         reads = [Call("Read", {"file_path": str(path)}) for path in protected]
         attacks = [Call("Write", {"file_path": str(config), "content": "self_gate:\n  mode: audit\n"}),
-                   Call("Edit", {"file_path": str(settings), "old_string": '"Stop"', "new_string": '"Notification"'}),
+                   # a valid settings file after the edit: Claude Code validates settings edits before any hook
+                   Call("Edit", {"file_path": str(settings), "old_string": '"UserPromptSubmit"',
+                                 "new_string": '"Notification"'}),
                    shell(host, "echo '{}' > .claude/settings.json"),
+                   shell(host, "echo x >> .verigate/verigate.db"),
                    shell(host, "verigate gate close --all")]
         turns = [Turn(calls=tuple(reads)), *(Turn(calls=(call,)) for call in attacks)]
     else:
         attacks = [Call("apply_patch", "*** Begin Patch\n*** Update File: verigate.yaml\n@@\n-self_gate:\n"
                                        "+gate_off:\n*** End Patch\n", kind="custom"),
                    shell(host, "echo '{}' > .codex/hooks.json"),
+                   shell(host, "echo x >> .verigate/verigate.db"),
                    shell(host, "verigate gate close --all")]
         turns = [Turn(calls=(call,)) for call in attacks]
     server.script(*turns, Turn.say("Done."))
@@ -273,6 +267,8 @@ def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_p
         assert "verigate self-gate hardening" in text, (call.name, text)
     for path, content in protected.items():
         assert path.read_bytes() == content, path
+    database = project.dir / ".verigate" / "verigate.db"
+    assert not database.exists() or not database.read_bytes().endswith(b"x\n")
 
 
 

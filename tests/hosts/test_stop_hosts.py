@@ -124,6 +124,7 @@ def _task(prompt: str) -> Call:
                           "run_in_background": False})
 
 
+@pytest.mark.claude_code
 def test_subagent_stop_gates_a_task_subagent(make_project: Any, judge: JudgeServer) -> None:
     """Claude Code only (Codex has no SubagentStop): the sub-agent's first answer fails verification, it gets the
     feedback and answers again; then the main agent stops and is judged."""
@@ -152,6 +153,7 @@ def test_subagent_stop_gates_a_task_subagent(make_project: Any, judge: JudgeServ
     assert [event for _host, event, _s, _c in project.hook_timings()].count("subagent-stop") == 2
 
 
+@pytest.mark.claude_code
 def test_a_gate_declared_inside_a_subagent_holds_its_tools_and_the_main_agents(make_project: Any,
                                                                                judge: JudgeServer) -> None:
     project, server = make_project("claude-code", judge_url=judge.base_url, subagent_stop=True)

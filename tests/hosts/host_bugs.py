@@ -1,0 +1,43 @@
+"""Known verigate bugs the real-client scenarios reveal, per host: each is a strict xfail, so a fix flips it (the
+test then XPASSes and fails until its marker is removed here). One entry per host, because the fixes may land
+for one host before the other."""
+
+from __future__ import annotations
+
+import pytest
+
+HOSTS = ("claude-code", "codex")
+
+#: issue 10 item 2 (and item 4, the one classifier): line types the self-gate does not know open problem gates
+PROBLEM_GATES = {
+    "claude-code": "issue 10 item 2: Claude Code 2.1.332 writes line types the self-gate does not know (atis-latch, "
+                   "api-request-shape, api-request-blob, api-request, tools-used); each opens a problem gate that "
+                   "holds every blocked tool, and the deny text says the agent declared it",
+    "codex": "issue 10 item 2: Codex 0.171 writes line types the self-gate does not know (world_state, "
+             "token_usage_record); each opens a problem gate that holds every Bash and apply_patch, and the deny "
+             "text says the agent declared it",
+}
+#: issue 10 item 2: the same line types are reader warnings in `verigate grade`
+GRADE_WARNINGS = {
+    "claude-code": "issue 10 item 2: the transcript reader skips Claude Code 2.1.332's line types it does not know "
+                   "(atis-latch, api-request-shape, api-request-blob, api-request, tools-used, …), each a warning",
+    "codex": "issue 10 item 2: the rollout reader skips Codex 0.171's line types it does not know (world_state, "
+             "token_usage_record), each a warning",
+}
+#: issue 10 item 3: a Codex call the hook denied has no exit status and is graded ok
+DENIED_GRADED_OK = {
+    "codex": "issue 10 item 3: a Codex call the PreToolUse hook denied ('Command blocked by PreToolUse hook: …', "
+             "no exit status) is graded ok",
+}
+
+
+def hosts_expecting(bug: dict[str, str]) -> list[object]:
+    """The ``host`` parameters, each host the bug affects marked as a strict xfail."""
+    return [pytest.param(host, marks=pytest.mark.xfail(strict=True, reason=bug[host])) if host in bug else host
+            for host in HOSTS]
+
+
+def expect(request: pytest.FixtureRequest, host: str, bug: dict[str, str]) -> None:
+    """Inside a test of a host-parametrized fixture: mark it a strict xfail when the bug affects the host."""
+    if host in bug:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=bug[host]))
