@@ -12,8 +12,9 @@ edit, applied to a private copy of ``src/`` only, and judged by a fixed list of 
     python scripts/mutation.py --list               # print the mutants, run nothing
     python scripts/mutation.py --json ...           # machine-readable report on stdout
 
-Isolation: ``src/`` is copied once to a temporary folder; a mutant is written into that copy and pytest runs as
-a subprocess with ``PYTHONPATH=<tmp>/src`` first, so the checkout's files are never touched. Before any mutant, a
+Isolation: ``src/`` and ``tests/`` are copied once to a temporary folder; a mutant is written into that copy and
+pytest runs there as a subprocess with ``PYTHONPATH=<tmp>/src`` first, so the checkout's files are never touched
+and a run sees one consistent moment of the checkout. Before any mutant, a
 probe prints ``verigate.__file__`` from such a subprocess, the unmutated copy must pass the target's tests (the
 baseline) and a canary mutant (the module raises on import) must be killed; otherwise the run stops.
 
@@ -292,6 +293,7 @@ class Outcome:
     status: str  # killed | survived | timeout
     seconds: float
     returncode: int | None
+    #: the failing tests pytest names (else the output's last lines): which test killed the mutant
     tail: str = ""
 
 
@@ -301,10 +303,17 @@ class Workspace:
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="verigate-mutation-"))
         self.src = self.root / "src"
-        shutil.copytree(REPO / "src", self.src, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        # verigate's data_root() takes the checkout's rules/, prompts/, schemas/ beside src/ (editable layout)
-        for name in ("pyproject.toml", "rules", "prompts", "schemas"):
-            (self.root / name).symlink_to(REPO / name)
+        # src/ and tests/ are copied at the same moment and pytest runs in the copy: in a checkout others edit,
+        # a test file changed mid-run for a newer src/ would otherwise "kill" every later mutant
+        for name in ("src", "tests"):
+            shutil.copytree(REPO / name, self.root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        # a real file: pytest's rootdir (and its pythonpath = ["tests"]) must be the copy, whatever it resolves
+        shutil.copy2(REPO / "pyproject.toml", self.root / "pyproject.toml")
+        # the rest is only read (verigate's data_root() takes rules/, prompts/, schemas/ beside src/; the
+        # pytest configuration is pyproject.toml's); caches, .git and .venv stay out
+        for entry in REPO.iterdir():
+            if entry.name not in ("src", "tests", "pyproject.toml") and not entry.name.startswith("."):
+                (self.root / entry.name).symlink_to(entry)
         self.plugins = self.root / "runner"
         self.plugins.mkdir()
         (self.plugins / "_mutation_profile.py").write_text(PROFILE_PLUGIN, encoding="utf-8")
@@ -338,7 +347,7 @@ class Workspace:
         dotted = module.removesuffix(".py").replace("/", ".")
         code = ("import importlib, verigate; print(verigate.__file__); "
                 f"print(importlib.import_module({dotted!r}).__file__)")
-        done = subprocess.run([sys.executable, "-c", code], env=self.env(), cwd=REPO, capture_output=True,
+        done = subprocess.run([sys.executable, "-c", code], env=self.env(), cwd=self.root, capture_output=True,
                               text=True, timeout=120, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"probe failed: {done.stderr.strip()}")
@@ -350,7 +359,7 @@ class Workspace:
                    "--hypothesis-seed=0", *tests]
         started = time.monotonic()
         # own session: a timeout kills the whole process group (tests start subprocesses of their own)
-        process = subprocess.Popen(command, env=self.env(), cwd=REPO, stdout=subprocess.PIPE,
+        process = subprocess.Popen(command, env=self.env(), cwd=self.root, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             output, _ = process.communicate(timeout=timeout)
@@ -362,7 +371,9 @@ class Workspace:
         tail = "\n".join(output.strip().splitlines()[-15:])
         # the baseline passed with this very command line, so any failing exit is the mutant's doing: 1 a test
         # failed, 2 a test module could not import it, 4 a conftest could not (pytest calls that a usage error)
-        return Outcome("survived" if process.returncode == 0 else "killed", seconds, process.returncode, tail)
+        failed = [line.split(" - ")[0] for line in output.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+        return Outcome("survived" if process.returncode == 0 else "killed", seconds, process.returncode,
+                       "\n".join(failed) or tail)
 
 
 def _log(message: str) -> None:
@@ -375,7 +386,7 @@ def run_target(workspace: Workspace, target: Target, sample: int | None, seed: i
     original = workspace.read(target.module)
     mutants = mutants_of(target.name, original)
     chosen = choose(mutants, sample, seed, target.name, only)
-    tests = [test for test in target.tests if (REPO / test).is_file()]
+    tests = [test for test in target.tests if (workspace.root / test).is_file()]
     tests += [f"--deselect={test}" for test in target.deselect]
     package, module_file = workspace.probe(target.module)
     if not module_file.startswith(str(workspace.src)):
@@ -397,6 +408,8 @@ def run_target(workspace: Workspace, target: Target, sample: int | None, seed: i
             workspace.write(target.module, mutant.source)
             outcome = workspace.pytest(tests, timeout=timeout)
             _log(f"[{target.name}] {outcome.status:8} {outcome.seconds:5.1f}s  {mutant.describe()}")
+            if outcome.status == "killed":
+                _log(f"[{target.name}]          by {outcome.tail.splitlines()[0] if outcome.tail else '?'}")
             results.append((mutant, outcome))
     finally:
         workspace.write(target.module, original)
@@ -419,6 +432,8 @@ def run_target(workspace: Workspace, target: Target, sample: int | None, seed: i
         "seconds": round(time.monotonic() - started, 1),
         "survivors": [{"file": f"src/{target.module}", **{k: v for k, v in asdict(m).items() if k != "source"}}
                       for m, o in results if o.status == "survived"],
+        "killed_by": {str(m.index): o.tail.splitlines()[0] if o.tail else "" for m, o in results
+                      if o.status == "killed"},
         "verigate_file": package,
     }
 
