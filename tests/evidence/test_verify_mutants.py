@@ -54,3 +54,15 @@ def test_without_the_runs_folder_only_a_tail_of_arbiter_items_is_partial(tmp_pat
     mixed = {**record, "human_interventions": [*record["human_interventions"], invented]}
     reasons = _reasons(mixed, task)
     assert len(reasons) == 1 and reasons[0].startswith("human_interventions: EV=")
+
+
+def test_the_producers_observation_brings_its_reductions_with_it(tmp_path: Path) -> None:
+    # a state reason with a URL: the observation quotes it reduced, and only that reduction records it
+    task = write_task(tmp_path, "TASK-0006", entries=[state("HUMAN_ESCALATED", ["see https://example.com/p"])])
+    record = json.loads(produce(task, **produce_kwargs()))
+    assert record["observation"].endswith("reasons=see ref:redacted")
+    reduced = {"kind": "privacy_url_reduced", "detail": "URL を番号参照へ還元した"}
+    assert reduced in record["escalation"]
+    dropped = {**record, "escalation": [item for item in record["escalation"] if item != reduced]}
+    assert _reasons(dropped, task) == [
+        "escalation: task folder から導出される {kind: 'privacy_url_reduced', detail: 'URL を番号参照へ還元した'} が欠落"]
