@@ -64,5 +64,5 @@ def test_the_producers_observation_brings_its_reductions_with_it(tmp_path: Path)
     reduced = {"kind": "privacy_url_reduced", "detail": "URL を番号参照へ還元した"}
     assert reduced in record["escalation"]
     dropped = {**record, "escalation": [item for item in record["escalation"] if item != reduced]}
-    assert _reasons(dropped, task) == [
-        "escalation: task folder から導出される {kind: 'privacy_url_reduced', detail: 'URL を番号参照へ還元した'} が欠落"]
+    assert _reasons(dropped, task) == ["escalation: task folder から導出される "
+                                       "{kind: 'privacy_url_reduced', detail: 'URL を番号参照へ還元した'} が欠落"]
