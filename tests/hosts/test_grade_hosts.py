@@ -28,6 +28,7 @@ class Graded:
             judge.reply_text(verdict_json(passed=True))
         folder = self.project.dir
         (folder / "a.py").write_text("x = 1\n", encoding="utf-8")
+        reads: tuple[Call, ...]
         if host == "claude-code":
             reads = (Call("Read", {"file_path": str(folder / "a.py")}),
                      Call("Read", {"file_path": str(folder / "verigate.yaml")}))

@@ -31,7 +31,7 @@ def result_text(server: Any, call: Call) -> str:
     found = server.result_of(call)
     if found is None:
         return ""
-    return found[0] if isinstance(found, tuple) else found
+    return str(found[0] if isinstance(found, tuple) else found)
 
 
 def declared_gate(project: Project) -> dict[str, Any]:
