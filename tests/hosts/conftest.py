@@ -5,6 +5,7 @@ inside the real clients, never asserted)."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -128,6 +129,9 @@ def _report() -> dict[str, Any]:
             for (host, event), values in sorted(by_key.items())
         ],
         "tier_seconds": round(_TIER["last"] - _TIER["first"], 1) if _TIER["first"] else None,
+        # the numbers scale with the machine's load: say what it was
+        "load_average_1m_5m_15m": [round(value, 2) for value in os.getloadavg()],
+        "cpus": os.cpu_count(),
     }
 
 
@@ -140,4 +144,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for row in report["hooks"]:
         terminalreporter.write_line(f"{row['host']:<12} {row['event']:<20} median {row['median_ms']:>7.1f} ms  "
                                     f"(n={row['calls']}, {row['min_ms']:.0f}–{row['max_ms']:.0f} ms)")
-    terminalreporter.write_line(f"real-client scenarios took {report['tier_seconds']} s; written to {TIMINGS_FILE}")
+    terminalreporter.write_line(f"real-client scenarios took {report['tier_seconds']} s at load average "
+                                f"{report['load_average_1m_5m_15m']} on {report['cpus']} CPUs; "
+                                f"written to {TIMINGS_FILE}")
