@@ -292,14 +292,17 @@ class Project:
 
     # ---------------------------------------------------------------- running
 
-    def run(self, prompt: str, *, resume: str | None = None, timeout: float = RUN_TIMEOUT_S) -> HostRun:
+    def run(self, prompt: str, *, resume: str | None = None, timeout: float = RUN_TIMEOUT_S,
+            trust_hooks: bool = True) -> HostRun:
+        """Run the host once. ``trust_hooks=False`` (Codex): without ``--dangerously-bypass-hook-trust``, as a
+        user runs it before trusting the hooks in Codex's /hooks screen."""
         if self.host == "claude-code":
             argv = [str(self.binary), "-p", prompt, "--output-format", "stream-json", "--verbose",
                     "--permission-mode", "acceptEdits"]
             if resume:
                 argv += ["--resume", resume]
         else:
-            flags = ["--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
+            flags = ["--json", "--skip-git-repo-check"] + (["--dangerously-bypass-hook-trust"] if trust_hooks else [])
             argv = [str(self.binary), "exec", *flags, prompt] if resume is None else \
                 [str(self.binary), "exec", "resume", *flags, resume, prompt]
         return run_bounded(argv, cwd=self.dir, env=self.env(), timeout=timeout)

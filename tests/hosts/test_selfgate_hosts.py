@@ -4,6 +4,7 @@ on the files."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -271,6 +272,28 @@ def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_p
     assert not database.exists() or not database.read_bytes().endswith(b"x\n")
 
 
+
+@pytest.mark.codex
+def test_codex_runs_no_hook_it_does_not_trust_and_doctor_should_say_so(make_project: Any,
+                                                                       request: pytest.FixtureRequest) -> None:
+    """Codex runs project hooks only when each is trusted (its /hooks screen stores a trusted_hash) or with
+    --dangerously-bypass-hook-trust; otherwise none of them, silently: the guard fails open."""
+    project, server = make_project("codex", judge_url=None, stop=False)
+    server.script(Turn(text=DECLARATION, calls=(shell("codex", "cat a.py"),)),
+                  Turn(calls=(shell("codex", "touch c.txt"),)), Turn.say("Done."))
+    (project.dir / "a.py").write_text(ORIGINAL, encoding="utf-8")
+    run = project.run("Plan a change to a.py.", trust_hooks=False)
+    assert run.returncode == 0 and server.pending == 0, run.describe()
+    assert project.hook_timings() == [], "Codex ran a hook nobody trusted"
+    assert (project.dir / "c.txt").exists(), "the declared gate held without any hook running?"
+    request.applymarker(pytest.mark.xfail(strict=True, reason=(
+        "issue 10 item 7: `verigate doctor --host codex` does not yet check that Codex trusts the hooks "
+        "(hooks.state trusted_hash), so an unguarded Codex passes unnoticed")))
+    doctor = project.verigate("doctor", "--host", "codex", "--json")
+    checks = json.loads(doctor.stdout)["hosts"]["codex"]["checks"]
+    assert doctor.returncode != 0
+    assert [check["name"] for check in checks if check["status"] != "ok"
+            and "trust" in (check["name"] + check["detail"]).lower()], checks
 
 # ------------------------------------------------------------------------------------------------ errors
 

@@ -106,6 +106,8 @@ def test_a_judge_that_is_down_files_a_review_at_once(host: str, make_project: An
     project, server = make_project(host, judge_url=refused_url() + "/v1", mode="audit")
     server.script(Turn.say("Done."))
     run = project.run("Say done.")
+    # headless, both hosts exit 0 on a pending review (Claude Code's stream-json has a system line about it,
+    # `codex exec --json` nothing): a CI job learns of it only from verigate
     assert run.returncode == 0 and not run.timed_out, run.describe()
     # no revise loop on the judge's own failure: the model was asked once and never got feedback
     assert len(server.main_requests()) == 1 and feedback_seen(server) == [], summary(server)
@@ -113,6 +115,9 @@ def test_a_judge_that_is_down_files_a_review_at_once(host: str, make_project: An
     assert len(reviews) == 1, reviews
     assert reviews[0]["policy_action"] == "escalate_verification_error"
     assert reviews[0]["verdict"]["error"], reviews[0]
+    # ... which is what `review list --exit-code` is for (issue 10 item 7): exit 3 while a review is pending
+    listed = project.verigate("review", "list", "--pending", "--exit-code")
+    assert listed.returncode == 3 and reviews[0]["review_id"] in listed.stdout, listed.stderr
 
 
 # ------------------------------------------------------------------------------------------------ sub-agents
