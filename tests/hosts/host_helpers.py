@@ -167,6 +167,8 @@ class Project:
         self.state = root / "state"
         self.bin = root / "bin"
         self.timings = root / "hook-timings.txt"
+        self.model_url = model_url
+        self.codex_home = self.home / ".codex"
         self.model_key = "sk-loopback-" + secrets.token_hex(12)
         self.judge_key = "sk-judge-" + secrets.token_hex(12)
         for folder in (self.home, self.dir, self.state, self.bin):
@@ -179,9 +181,9 @@ class Project:
         self.stop = stop
         self.write_config(judge_url, revise=revise)
         if host == "claude-code":
-            self._wire_claude(model_url, subagent_stop=subagent_stop)
+            self._wire_claude(subagent_stop=subagent_stop)
         else:
-            self._wire_codex(model_url)
+            self._wire_codex()
 
     # ---------------------------------------------------------------- configuration
 
@@ -202,7 +204,7 @@ class Project:
         timeout = 180 if event in ("stop", "subagent-stop") else 150
         return [{"type": "command", "command": f"verigate hook {self.host} {event}", "timeout": timeout}]
 
-    def _wire_claude(self, model_url: str, *, subagent_stop: bool) -> None:
+    def _wire_claude(self, *, subagent_stop: bool) -> None:
         hooks: dict[str, Any] = {
             "PreToolUse": [{"matcher": "*", "hooks": self._hook("pre-tool-use")}],
             "UserPromptSubmit": [{"hooks": self._hook("user-prompt-submit")}],
@@ -223,9 +225,8 @@ class Project:
             "hasCompletedOnboarding": True,
             "projects": {str(self.dir): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
         }), encoding="utf-8")
-        self.model_url = model_url
 
-    def _wire_codex(self, model_url: str) -> None:
+    def _wire_codex(self) -> None:
         hooks: dict[str, Any] = {
             "PreToolUse": [{"matcher": "Bash|apply_patch|mcp__.*", "hooks": self._hook("pre-tool-use")}],
             "UserPromptSubmit": [{"hooks": self._hook("user-prompt-submit")}],
@@ -234,7 +235,6 @@ class Project:
             hooks["Stop"] = [{"hooks": self._hook("stop")}]
         (self.dir / ".codex").mkdir(exist_ok=True)
         (self.dir / ".codex" / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
-        self.codex_home = self.home / ".codex"
         self.codex_home.mkdir(exist_ok=True)
         (self.codex_home / "config.toml").write_text("\n".join([
             f"model = {_toml_str(CODEX_MODEL)}",
@@ -246,7 +246,7 @@ class Project:
             "",
             "[model_providers.loopback]",
             'name = "scripted loopback server"',
-            f"base_url = {_toml_str(model_url + '/v1')}",
+            f"base_url = {_toml_str(self.model_url + '/v1')}",
             'wire_api = "responses"',
             'env_key = "VERIGATE_TEST_MODEL_KEY"',
             "request_max_retries = 0",
@@ -256,7 +256,6 @@ class Project:
             'trust_level = "trusted"',
             "",
         ]), encoding="utf-8")
-        self.model_url = model_url
 
     # ---------------------------------------------------------------- environment
 

@@ -26,7 +26,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -160,7 +160,7 @@ class ScriptedServer:
                                         name=f"model-{self.name}", daemon=True)
 
     # lifecycle
-    def start(self) -> ScriptedServer:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
@@ -169,7 +169,7 @@ class ScriptedServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> ScriptedServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
