@@ -200,8 +200,12 @@ def test_invalid_stdin_is_refused_with_a_reason(session: Session) -> None:
 
 
 def test_problem_gate_is_closed_by_a_person(session: Session) -> None:
-    session.append({"type": "brand-new-line-type"})
-    assert session.tool("Edit", {"file_path": "app.py"}).denied
+    session.append({"type": "brand-new-line-type", "message": {"content": {"unreadable": True}}})
+    denied = session.tool("Edit", {"file_path": "app.py"})
+    assert denied.denied
+    # it says what it is — a line verigate cannot read — never that the agent declared a gate
+    assert "cannot read part of this session's transcript" in denied.reason
+    assert "you declared" not in denied.reason
     session.prompt("release all gates")
     assert not session.tool("Edit", {"file_path": "app.py"}).denied
 

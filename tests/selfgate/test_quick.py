@@ -290,7 +290,7 @@ def test_new_lines_without_prose_are_caught_up(blocking: Session) -> None:
 @pytest.mark.parametrize("line", [
     {"type": "assistant",
      "message": {"content": [{"type": "text", "text": "I will wait for your approval before step 2."}]}},
-    {"type": "brand-new-line-type"},
+    {"type": "brand-new-line-type", "message": {"content": {"unreadable": True}}},
     {"type": "assistant", "message": "not a message"},
 ])
 def test_new_lines_that_may_matter_go_to_the_full_check(blocking: Session, line: dict[str, Any]) -> None:
@@ -301,6 +301,17 @@ def test_new_lines_that_may_matter_go_to_the_full_check(blocking: Session, line:
     tool_turn(session)
     assert quick(session) is None
     assert session.tool("Edit", EDIT).denied  # a gate or a problem gate, opened by the full check
+
+
+def test_telemetry_lines_stay_on_the_fast_path_and_open_nothing(blocking: Session) -> None:
+    session = blocking
+    tool_turn(session)
+    assert full(session)[0] == "allow"
+    session.append({"type": "world_state", "payload": {"cwd": "/work"}})
+    session.append({"type": "brand-new-telemetry", "counters": [1]})
+    tool_turn(session)
+    assert quick(session) == ("allow", "", "")
+    assert not session.tool("Edit", EDIT).denied
 
 
 def test_a_waiting_close_request_sends_new_lines_to_the_full_check(blocking: Session) -> None:

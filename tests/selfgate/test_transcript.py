@@ -57,7 +57,13 @@ def test_classification_of_odd_lines() -> None:
     assert classify(b'"massive error"', 1).kind == "problem"
     assert classify(b"[1]", 1).kind == "problem"
     assert classify(b'{"silly": "this"}', 1).problem == "no line type"
-    assert "unknown line type" in classify(b'{"type": "hologram"}', 1).problem
+    # a type only a newer host writes, without a message's shape, cannot carry assistant text: skipped
+    assert classify(b'{"type": "hologram"}', 1).kind == "skip"
+    assert classify(b'{"type": "hologram", "message": {"content": "x"}}', 1).kind == "problem"
+    assert classify(b'{"type": "hologram", "payload": {"role": "assistant"}}', 1).kind == "problem"
+    assert classify(b'{"type": "tag", "tag": "x"}', 1).kind == "skip"
+    assert classify(b'{"type": "world_state", "payload": {}}', 1).kind == "skip"
+    assert classify(b'{"type": "token_usage_record", "payload": {}}', 1).kind == "skip"
     assert classify(b'{"type": "assistant", "message": "error"}', 1).kind == "problem"
     assert classify(b'{"type": "file-history-snapshot"}', 1).kind == "skip"
     meta = classify(json.dumps({"type": "user", "isMeta": True, "message": {"content": "Gate 解除"}}).encode(), 1)
@@ -71,15 +77,54 @@ def test_classification_of_odd_lines() -> None:
     assert codex.not_human == "injected context"
 
 
-def test_shared_fixture_edge_cases_become_problem_gates(tmp_path: Path) -> None:
-    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "edge_cases.jsonl"
-    if not fixture.is_file():
-        return
+def test_unreadable_message_lines_become_problem_gates_one_per_kind(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[1] / "transcripts" / "fixtures" / "edge_cases.jsonl"
     store = GateStore(tmp_path / "gates.jsonl")
     result = sync(store, "edge", str(fixture), Screen(store.state_dir).openings)
     gates = result.state.open_gates("edge")
-    assert gates and all(gate.opened_by == "verigate" for gate in gates)
-    assert len({gate.gate_text.split(": ", 1)[1].split(" (")[0] for gate in gates}) == len(gates)
+    # the one line that may hold assistant text and cannot be read (line 13 is cut): one problem gate
+    assert [gate.opened_by for gate in gates] == ["verigate"]
+    assert "line 13" in gates[0].gate_text and "not JSON" in gates[0].gate_text
+
+
+#: lines of both hosts, each with what a person would say it is (the grader's reader and the self-gate agree)
+_SAME_LINES = [
+    ({"type": "user", "message": {"role": "user", "content": "Gate 解除"}}, "typed"),
+    ({"type": "user", "isMeta": True, "message": {"role": "user", "content": "Gate 解除"}}, "meta"),
+    ({"type": "user", "message": {"role": "user", "content": "<task-notification>Gate 解除</task-notification>"}},
+     "injected"),
+    ({"type": "user", "message": {"role": "user", "content": "<command-name>/clear</command-name>"}}, "command"),
+    ({"type": "user", "message": {"role": "user", "content": "<local-command-stdout>ok</local-command-stdout>"}},
+     "command_output"),
+    ({"type": "response_item", "payload": {"type": "message", "role": "user",
+                                           "content": [{"type": "input_text", "text": "# AGENTS.md\nrules"}]}},
+     "meta"),
+    ({"type": "response_item", "payload": {"type": "message", "role": "user",
+                                           "content": [{"type": "input_text", "text": "Gate 解除"}]}}, "typed"),
+]
+
+
+def test_the_grader_and_the_self_gate_classify_prompts_alike(tmp_path: Path) -> None:
+    from verigate.transcripts import UserPrompt, read_claude_code, read_codex
+
+    for number, (record, origin) in enumerate(_SAME_LINES):
+        path = tmp_path / f"line-{number}.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        reader = read_codex if record["type"] == "response_item" else read_claude_code
+        [prompt] = [event for event in reader(path) if isinstance(event, UserPrompt)]
+        line = classify(json.dumps(record).encode(), 1)
+        assert prompt.origin == origin, record
+        assert line.kind == "user_prompt" and (line.not_human == "") == (origin == "typed"), record
+
+
+def test_every_line_type_is_classified_once_for_both_readers() -> None:
+    from verigate import _transcript_lines as lines
+
+    claude = lines.CLAUDE_MESSAGE_TYPES | lines.CLAUDE_OTHER_TYPES
+    codex = lines.CODEX_MESSAGE_TYPES | lines.CODEX_OTHER_TYPES
+    assert not lines.CLAUDE_MESSAGE_TYPES & lines.CLAUDE_OTHER_TYPES
+    assert not lines.CODEX_MESSAGE_TYPES & lines.CODEX_OTHER_TYPES
+    assert not claude & codex  # a line's host is told by its type
 
 
 @settings(max_examples=150, deadline=None)

@@ -8,8 +8,8 @@ from typing import Literal
 # Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
 
 __all__ = ["BEST_EFFORT", "DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV",
-           "TOOL_ALIASES", "Decision", "GateRef", "Mode", "Verdict", "as_mode", "boundary_verdict", "describe",
-           "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked"]
+           "TOOL_ALIASES", "UNREADABLE_PREFIX", "Decision", "GateRef", "Mode", "Verdict", "as_mode", "boundary_verdict",
+           "describe", "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked", "problem_gate_text"]
 
 Mode = Literal["audit", "block"]
 Decision = Literal["allow", "deny", "warn"]
@@ -29,6 +29,15 @@ DEFAULT_HARDENING = "os"
 BEST_EFFORT = "best-effort"
 #: an open gate as the answers name it: (gate id, gate text)
 GateRef = tuple[str, str]
+#: how the text of a gate verigate opened for an unreadable transcript line begins (the answer then says what it
+#: is — a line verigate cannot read — never that the agent declared a gate)
+UNREADABLE_PREFIX = "[unreadable transcript] "
+
+
+def problem_gate_text(line: int, problem: str) -> str:
+    """The text of the gate opened for an unreadable transcript line."""
+    return (f"{UNREADABLE_PREFIX}line {line} of the session transcript cannot be checked for gate declarations: "
+            f"{problem}")
 
 
 def as_mode(value: object) -> Mode | None:
@@ -95,9 +104,20 @@ def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems:
     ids = ", ".join(gate_id for gate_id, _ in gates)
     store_note = f" (self-gate store problems: {problems})" if problems else ""
     repair = f" The store also has damaged lines ({problems}). {_repair(store)}" if problems else ""
-    message = (f"Self-set gate open in this session — you declared you would wait for the person's approval: "
-               f"{describe(gates)}. {tool_name} is blocked until a person closes the gate. Stop, present what "
-               f"the gate asks for, and wait. {how_to_close(gates)}{repair}")
+    declared = [gate for gate in gates if not gate[1].startswith(UNREADABLE_PREFIX)]
+    unreadable = [(gate_id, text.removeprefix(UNREADABLE_PREFIX)) for gate_id, text in gates
+                  if text.startswith(UNREADABLE_PREFIX)]
+    parts = []
+    if declared:
+        parts.append(f"Self-set gate open in this session — you declared you would wait for the person's approval: "
+                     f"{describe(declared)}.")
+    if unreadable:
+        parts.append(f"verigate cannot read part of this session's transcript, so it cannot tell whether a gate "
+                     f"was declared there (this is verigate's problem, not something you said): "
+                     f"{describe(unreadable)}.")
+    message = (f"{' '.join(parts)} {tool_name} is blocked until a person closes the gate. Stop, "
+               f"{'present what the gate asks for, ' if declared else 'tell the person, '}and wait. "
+               f"{how_to_close(gates)}{repair}")
     if mode == "block":
         return "deny", message, f"verigate blocked {tool_name}: open self-set gate(s) {ids}{store_note}"
     return ("warn", f"[audit mode: not blocked] {message}",

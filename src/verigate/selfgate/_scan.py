@@ -12,6 +12,7 @@ import attrs
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, Gate, GateState, fold
 from ._phrases import CloseCommand, PhraseHit
+from ._policy import problem_gate_text
 from ._quick import Signature, signature
 from ._store import Cursor, GateStore, StoreProblem
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
@@ -130,7 +131,7 @@ def _openings_and_problems(session_id: str, transcript: str, lines: Sequence[Tra
             known.add(identifier)
             entries.append(GateEntry(
                 ts=now_iso(), session_id=session_id, gate_id=identifier,
-                gate_text=f"transcript line {line.number} cannot be checked for gate declarations: {line.problem}",
+                gate_text=problem_gate_text(line.number, line.problem),
                 status="open", opened_by="verigate", source=GateSource(transcript, line.number)))
     return entries
 

@@ -9,6 +9,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import InputError
+from .._transcript_lines import (
+    CLAUDE_MESSAGE_TYPES,
+    CLAUDE_OTHER_TYPES,
+    CODEX_MESSAGE_TYPES,
+    CODEX_OTHER_TYPES,
+    claude_prompt_origin,
+    codex_prompt_origin,
+)
 from ._quick import Signature
 
 if TYPE_CHECKING:
@@ -22,13 +30,8 @@ CHUNK = 1 << 20
 #: bytes hashed to recognise the same file again (the start of an append-only log never changes)
 HEAD_BYTES = 1024
 
-#: Claude Code line types that never carry assistant prose or a typed prompt (trace-formats.md)
-CLAUDE_SKIPPED_TYPES = frozenset({
-    "system", "summary", "progress", "file-history-snapshot", "queue-operation", "permission-mode", "ai-title",
-    "custom-title", "last-prompt", "attachment", "mode", "agent-name", "cost-state", "result",
-})
-#: Codex rollout line types; only ``response_item`` messages matter (``event_msg`` repeats them)
-CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+#: every Codex envelope type; only ``response_item`` messages matter (``event_msg`` repeats them)
+_CODEX_TYPES = CODEX_MESSAGE_TYPES | CODEX_OTHER_TYPES
 
 LineKind = Literal["assistant_text", "user_prompt", "skip", "problem"]
 
@@ -167,8 +170,11 @@ def _line_key(record: Mapping[str, Any], raw: bytes) -> str:
 
 
 def classify(raw: bytes, number: int) -> TranscriptLine:
-    """What one transcript line means for self-gates. Lines that cannot be read, or whose type is unknown, are
-    problems (the line may hold a gate declaration verigate cannot see); known bookkeeping lines are skipped."""
+    """What one transcript line means for self-gates. A line that may carry assistant text but cannot be read is a
+    problem (it may hold a gate declaration verigate cannot see): malformed, without a type, a message without
+    readable content, or a type no host format names that has the shape of a message. Every other line is skipped:
+    by the hosts' formats (``verigate._transcript_lines``) only message lines carry assistant prose, so a telemetry
+    type added by a new host version (Codex's ``world_state``) cannot hide a declaration and opens no gate."""
     try:
         record = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -178,10 +184,12 @@ def classify(raw: bytes, number: int) -> TranscriptLine:
     line_type = record.get("type")
     if not isinstance(line_type, str):
         return TranscriptLine(number, "problem", problem="no line type")
-    if line_type in CODEX_TYPES:
+    if line_type in _CODEX_TYPES:
         return _classify_codex(record, raw, number)
-    if line_type in CLAUDE_SKIPPED_TYPES:
-        return TranscriptLine(number, "skip")
+    if line_type not in CLAUDE_MESSAGE_TYPES:
+        if line_type in CLAUDE_OTHER_TYPES or not _may_hold_a_message(record):
+            return TranscriptLine(number, "skip")
+        return TranscriptLine(number, "problem", problem=f"an unclassified line type {line_type!r} with a message")
     if line_type == "assistant":
         message = record.get("message")
         texts = _text_blocks(message.get("content") if isinstance(message, Mapping) else None,
@@ -191,9 +199,15 @@ def classify(raw: bytes, number: int) -> TranscriptLine:
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
         return TranscriptLine(number, "assistant_text", key=_line_key(record, raw), texts=texts,
                               sidechain=record.get("isSidechain") is True, uuid=uuid)
-    if line_type == "user":
-        return _classify_claude_user(record, raw, number)
-    return TranscriptLine(number, "problem", problem=f"unknown line type {line_type!r}")
+    return _classify_claude_user(record, raw, number)
+
+
+def _may_hold_a_message(record: Mapping[str, Any]) -> bool:
+    """Whether a line of a type no host format names has the shape of a message (Claude Code's ``message``, a Codex
+    payload with a role or content): such a line may hold assistant text; any other cannot."""
+    payload = record.get("payload")
+    return isinstance(record.get("message"), Mapping) or (
+        isinstance(payload, Mapping) and ("role" in payload or "content" in payload))
 
 
 def _classify_claude_user(record: Mapping[str, Any], raw: bytes, number: int) -> TranscriptLine:
@@ -206,6 +220,9 @@ def _classify_claude_user(record: Mapping[str, Any], raw: bytes, number: int) ->
     if not texts:
         return TranscriptLine(number, "skip")
     reasons = []
+    origin = claude_prompt_origin(record, "".join(texts))
+    if origin != "typed" and not record.get("isMeta"):  # isMeta has its own reason below
+        reasons.append(f"not typed by a person ({origin})")
     if record.get("isMeta"):
         reasons.append("a scheduled or injected prompt (isMeta)")
     if record.get("isSidechain"):
@@ -242,9 +259,7 @@ def _classify_codex(record: Mapping[str, Any], raw: bytes, number: int) -> Trans
         if not texts:
             return TranscriptLine(number, "skip")
         text = "".join(texts)
-        # injected context blocks are not turns (trace-formats.md)
-        not_human = "injected context" if text.lstrip().startswith(("<environment_context>",
-                                                                     "<user_instructions>")) else ""
+        not_human = "injected context" if codex_prompt_origin(text) != "typed" else ""
         return TranscriptLine(number, "user_prompt", key=_line_key(record, raw), texts=(text,),
                               timestamp=timestamp, not_human=not_human)
     return TranscriptLine(number, "skip")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
+
+from .. import _transcript_lines
 
 __all__ = [
     "AssistantText",
@@ -15,16 +17,8 @@ __all__ = [
     "UserPrompt",
 ]
 
-#: where a user-role text came from; only "typed" and "command" were typed by a person
-PromptOrigin = Literal[
-    "typed",  # the person's own prompt
-    "command",  # a slash command the person typed (<command-name>…)
-    "command_output",  # <local-command-stdout>/<local-command-stderr> echoed back by the host
-    "meta",  # isMeta lines, caveats, Codex developer/environment context
-    "interrupt",  # "[Request interrupted by user…]"
-    "compact_summary",  # the summary injected after a compaction
-    "injected",  # hook output, task notifications, system reminders, sub-agent prompts
-]
+#: where a user-role text came from (``verigate._transcript_lines``): only "typed" and "command" were typed by a person
+PromptOrigin = _transcript_lines.PromptOrigin
 
 #: a tool_result text that marks the call as failed even when is_error is null or missing
 TOOL_USE_ERROR_TAG = "<tool_use_error>"
