@@ -53,7 +53,9 @@ def capped(text: str, limit: int) -> str:
 
 
 def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    # strict: egress leaves only JSON-native values, so anything else here never passed redaction — fail (the gate
+    # turns the engine's error into a verification error) rather than send its str()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
 
 
 def observation_view(observation: ToolObservation, caps: JudgeCaps) -> dict[str, Any]:
