@@ -29,6 +29,15 @@ from verigate.trace import (
 EXAMPLES = REPO / "examples" / "traces"
 
 
+def test_the_owned_claude_code_fixture_grades_without_error() -> None:
+    report = grade(REPO / "tests" / "transcripts" / "fixtures" / "edge_cases.jsonl")
+    (result,) = report.runs
+    assert result.run.delivered is True and result.run.delivered_forced
+    assert report.warnings == 1  # its one cut line
+
+
+@pytest.mark.skipif(not (SHARED_FIXTURES / "claude-code").is_dir(),
+                    reason=f"no shared fixtures at {SHARED_FIXTURES} (a plain clone); the owned fixture above grades")
 @pytest.mark.parametrize("name", ["edge_cases", "representative_messages", "session_b", "todowrite_examples"])
 def test_shared_claude_code_fixtures_grade_without_error(name: str) -> None:
     report = grade(SHARED_FIXTURES / "claude-code" / f"{name}.jsonl")
