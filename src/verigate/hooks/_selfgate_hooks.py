@@ -8,7 +8,7 @@ from ._protocol import HookAnswer, Host, run_hook
 
 __all__ = ["claude_pre_tool_use", "claude_user_prompt_submit", "codex_pre_tool_use", "codex_user_prompt_submit"]
 
-# Both hosts read the same JSON for these two events (hook-protocols.md). Never answer permissionDecision
+# Both hosts read the same JSON for these two events (docs/hook-protocols.md). Never answer permissionDecision
 # "allow": that would skip the host's own permission prompt. Saying nothing lets the call go its normal way.
 
 
