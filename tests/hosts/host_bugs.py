@@ -8,21 +8,17 @@ import pytest
 
 HOSTS = ("claude-code", "codex")
 
-#: issue 10 item 2 (and item 4, the one classifier): line types the self-gate does not know open problem gates
+#: issue 10 item 2: lines the transcript line registry does not classify open problem gates in the self-gate
+#: (Codex 0.171's world_state / token_usage_record were classified by f7978f8)
 PROBLEM_GATES = {
-    "claude-code": "issue 10 item 2: Claude Code 2.1.332 writes line types the self-gate does not know (atis-latch, "
-                   "api-request-shape, api-request-blob, api-request, tools-used); each opens a problem gate that "
-                   "holds every blocked tool, and the deny text says the agent declared it",
-    "codex": "issue 10 item 2: Codex 0.171 writes line types the self-gate does not know (world_state, "
-             "token_usage_record); each opens a problem gate that holds every Bash and apply_patch, and the deny "
-             "text says the agent declared it",
+    "claude-code": "issue 10 item 2: Claude Code 2.1.332 writes api-request-blob lines (copies of the API request's "
+                   "messages, with a `message` field) that the line registry does not classify; each opens a "
+                   "problem gate (an unreadable transcript) that holds every blocked tool of every session",
 }
 #: issue 10 item 2: the same line types are reader warnings in `verigate grade`
 GRADE_WARNINGS = {
-    "claude-code": "issue 10 item 2: the transcript reader skips Claude Code 2.1.332's line types it does not know "
-                   "(atis-latch, api-request-shape, api-request-blob, api-request, tools-used, …), each a warning",
-    "codex": "issue 10 item 2: the rollout reader skips Codex 0.171's line types it does not know (world_state, "
-             "token_usage_record), each a warning",
+    "claude-code": "issue 10 item 2: the transcript reader does not classify Claude Code 2.1.332's line types "
+                   "atis-latch, api-request-shape, api-request-blob, api-request, tools-used (…): each a warning",
 }
 #: issue 10 item 3: a Codex call the hook denied has no exit status and is graded ok
 DENIED_GRADED_OK = {
