@@ -42,8 +42,8 @@ def ended_normally(project: Project, run: Any) -> None:
         assert result is not None and result["subtype"] == "success", run.describe()
 
 
-# Audit mode: these scenarios are about Stop; in block mode the problem gates of issue 10 item 2 would refuse
-# Codex's `cat` (and in Claude Code nothing here is a blocked tool anyway).
+# Audit mode: these scenarios are about the Stop gate, not the self-gate, so no gate (declared, or a problem gate of
+# issue 10 item 2) may hold their tool calls.
 
 
 #: a race (the trial saw it in 5 of ~28 judged Stops), so it cannot be a strict xfail: it mostly passes
