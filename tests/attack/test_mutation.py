@@ -5,9 +5,9 @@ The full run is ``python scripts/mutation.py --all``."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +18,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "scripts" / "mutation.py"
-#: per target, mutants in the CI sample (seed 0) and the kill rate that sample must reach: the full run kills
-#: MEASURED (docs/mutation.md), so a sample below the floor means tests stopped guarding the decision
+#: per target, mutants in the CI sample (seed 0) and the kill rate that sample must reach. Every survivor of the
+#: full run is an equivalent mutant, 0-6 % of a target (docs/mutation.md): a sample of 6 holds at most one unless
+#: the tests stopped guarding the decision (two equivalents in one random sample: under 5 %; seed 0 draws one)
 SAMPLE = 6
 MIN_RATE = 80.0
+#: VERIGATE_MUTATION=all (e.g. ``VERIGATE_MUTATION=all .ci/run``) runs every mutant instead: the long mode, about
+#: 20 minutes on 2 cores, held to the full run's floor
+FULL = os.environ.get("VERIGATE_MUTATION") == "all"
+FULL_MIN_RATE = 90.0
 
 
 def _runner() -> ModuleType:
@@ -120,22 +125,20 @@ def test_the_sample_is_fixed_by_its_seed() -> None:
     assert mutation.choose(mutants, None, 0, "policy") == mutants
 
 
-def _digest() -> str:
-    return hashlib.sha256(b"".join((ROOT / "src" / t.module).read_bytes() for t in mutation.TARGETS)).hexdigest()
-
-
-@pytest.mark.timeout(900)  # about 2 minutes on an idle 2-core machine; the bound is for a loaded one
+@pytest.mark.timeout(7200 if FULL else 900)  # the sample takes about 2 minutes on 2 cores; bounded for a loaded one
 def test_a_fixed_sample_of_mutants_is_killed_in_every_target() -> None:
-    before = _digest()
-    command = [sys.executable, str(RUNNER), "--sample", str(SAMPLE), "--seed", "0", "--jobs", "2", "--json"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=880, check=False)
+    mode = ["--all"] if FULL else ["--sample", str(SAMPLE), "--seed", "0"]
+    command = [sys.executable, str(RUNNER), *mode, "--jobs", "2", "--json"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=7100 if FULL else 880,
+                          check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
-    assert _digest() == before  # mutants are written to a copy only
+    # mutants are written to a copy only (a digest of src/ would also see a colleague's edit in a shared checkout)
+    assert not any(mutation.CANARY in (ROOT / "src" / t.module).read_text(encoding="utf-8") for t in mutation.TARGETS)
     assert "verigate-mutation-" in report["verigate_file"]  # the subprocesses imported the copy
     by_name = {result["target"]: result for result in report["targets"]}
     assert set(by_name) == {"policy", "verify", "fold"}
     for name, result in by_name.items():
         assert result["canary"] == "killed", name
-        assert result["run"] == SAMPLE, name
-        assert result["rate"] >= MIN_RATE, (name, result["survivors"])
+        assert result["run"] == (result["mutants"] if FULL else SAMPLE), name
+        assert result["rate"] >= (FULL_MIN_RATE if FULL else MIN_RATE), (name, result["survivors"])
