@@ -8,6 +8,9 @@ if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
+# the distributions were renamed (verigate -> verigate-agents): an old .venv would list every plug-in twice
+.venv/bin/python -m pip uninstall -y -q verigate verigate-openai verigate-anthropic verigate-jev verigate-git \
+  >/dev/null 2>&1 || true
 plugin_args=()
 for plugin in plugins/*/; do
   [[ -f "$plugin/pyproject.toml" ]] && plugin_args+=(-e "$plugin")

@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "verigate"
+#: the core's distribution name on the package index (the import package and the command are ``verigate``; the
+#: name ``verigate`` on the public index belongs to an unrelated project)
+CORE_DISTRIBUTION = "verigate-agents"
 #: verigate's own stages, registered exactly like third-party plug-ins (and through entry points when installed)
 BUILTIN_PLUGINS = {
     "verigate-gate": "verigate.gate._builtin",
@@ -123,7 +126,7 @@ def create_manager(plugins: Iterable[object | str] = (), *, entry_points: bool =
     for name, module in BUILTIN_PLUGINS.items():
         # built-ins are always there, even without installed metadata or with entry points off
         if not manager.has_plugin(name):
-            _register(manager, importlib.import_module(module), name, ("verigate", _core_version()))
+            _register(manager, importlib.import_module(module), name, (CORE_DISTRIBUTION, _core_version()))
     for index, plugin in enumerate(plugins):
         if isinstance(plugin, str):
             try:
@@ -184,6 +187,6 @@ def plugin_infos(manager: PluginManager) -> list[PluginInfo]:
 
 def _core_version() -> str:
     try:
-        return metadata.version("verigate")
+        return metadata.version(CORE_DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown"

@@ -9,6 +9,7 @@ from importlib import metadata
 from evidence_helpers import run_cli
 
 from verigate._data import data_root
+from verigate._plugins import CORE_DISTRIBUTION
 from verigate.evidence import canonical_hash, harness_version
 
 
@@ -34,7 +35,7 @@ def test_harness_version_cli_prints_the_computed_value() -> None:
     result = run_cli("evidence", "harness-version")
     assert result.returncode == 0
     printed = json.loads(result.stdout)
-    version = metadata.version("verigate")
+    version = metadata.version(CORE_DISTRIBUTION)
     assert printed["plugin_version"] == printed["cli_version"] == version
     assert printed["corpus_hash"] == _independent_corpus_hash() == harness_version()["corpus_hash"]
 

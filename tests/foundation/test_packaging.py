@@ -17,7 +17,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
                    check=True, timeout=300)
-    (built,) = out.glob("verigate-*.whl")
+    (built,) = out.glob("verigate_agents-*.whl")
     return built
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from verigate import PluginError, hookimpl, priority
-from verigate._plugins import BUILTIN_PLUGINS, create_manager, handlers, merged_registry
+from verigate._plugins import BUILTIN_PLUGINS, CORE_DISTRIBUTION, create_manager, handlers, merged_registry
 
 
 class _Engines:
@@ -94,7 +94,7 @@ def test_plugins_command_lists_distribution_and_version() -> None:
     assert result.returncode == 0, result.stderr
     listed = {entry["name"]: entry for entry in json.loads(result.stdout)}
     for name in BUILTIN_PLUGINS:
-        assert listed[name]["distribution"] == "verigate"
+        assert listed[name]["distribution"] == CORE_DISTRIBUTION
         assert listed[name]["version"]
 
 
