@@ -45,10 +45,14 @@ PromptOrigin = Literal[
 
 #: Claude Code line types that carry a message (``message.content``)
 CLAUDE_MESSAGE_TYPES = frozenset({"assistant", "user"})
-#: Claude Code line types that never carry assistant prose or a prompt (``system`` holds compact boundaries)
+#: Claude Code line types that never carry assistant prose or a prompt (``system`` holds compact boundaries).
+#: 2.1.3xx adds the API request's bookkeeping: ``api-request`` (its parameters), ``api-request-shape``,
+#: ``api-request-blob`` (copies of messages already sent — the transcript's own lines hold them), ``atis-latch``,
+#: ``tools-used``.
 CLAUDE_OTHER_TYPES = frozenset({
     "system", "summary", "progress", "file-history-snapshot", "queue-operation", "permission-mode", "ai-title",
     "custom-title", "last-prompt", "attachment", "mode", "agent-name", "cost-state", "result", "tag",
+    "api-request", "api-request-shape", "api-request-blob", "atis-latch", "tools-used",
 })
 #: Codex rollout envelope types (``{timestamp, type, payload}``) whose payload can be a message or tool call
 CODEX_MESSAGE_TYPES = frozenset({"response_item"})

@@ -10,16 +10,9 @@ HOSTS = ("claude-code", "codex")
 
 #: issue 10 item 2: lines the transcript line registry does not classify open problem gates in the self-gate
 #: (Codex 0.171's world_state / token_usage_record were classified by f7978f8)
-PROBLEM_GATES = {
-    "claude-code": "issue 10 item 2: Claude Code 2.1.332 writes api-request-blob lines (copies of the API request's "
-                   "messages, with a `message` field) that the line registry does not classify; each opens a "
-                   "problem gate (an unreadable transcript) that holds every blocked tool of every session",
-}
+PROBLEM_GATES: dict[str, str] = {}  # Claude Code 2.1.332's api-request-* lines were classified too
 #: issue 10 item 2: the same line types are reader warnings in `verigate grade`
-GRADE_WARNINGS = {
-    "claude-code": "issue 10 item 2: the transcript reader does not classify Claude Code 2.1.332's line types "
-                   "atis-latch, api-request-shape, api-request-blob, api-request, tools-used (…): each a warning",
-}
+GRADE_WARNINGS: dict[str, str] = {}
 #: issue 10 item 3: a Codex call the hook denied has no exit status and is graded ok
 DENIED_GRADED_OK = {
     "codex": "issue 10 item 3: a Codex call the PreToolUse hook denied ('Command blocked by PreToolUse hook: …', "
