@@ -239,7 +239,7 @@ def test_registered_through_the_entry_point() -> None:
     stage = handlers(manager, "verigate_pre_verify")
     (git,) = [handler for handler in stage if handler.name == "verigate-git"]
     assert git.priority == 50
-    assert manager.distributions["verigate-git"][0] == "verigate-git"
+    assert manager.distributions["verigate-git"][0] == "verigate-agents-git"
 
 
 # ------------------------------------------------------------------------------------------- properties

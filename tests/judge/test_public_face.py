@@ -24,4 +24,4 @@ def test_installed_client_plugins_come_from_their_distributions() -> None:
     clients = merged_registry(manager, "verigate_model_clients")
     assert {"openai", "anthropic", "jev", "callable"} <= set(clients)
     for plugin in ("verigate-openai", "verigate-anthropic", "verigate-jev"):
-        assert manager.distributions[plugin] == (plugin, "1.0.0")
+        assert manager.distributions[plugin] == (plugin.replace("verigate-", "verigate-agents-"), "1.0.0")
