@@ -1,20 +1,9 @@
 #!/usr/bin/env bash
 # Install what the real sandbox tests (tests/selfgate/test_sandbox_wall.py) run the attacks under:
 #   - Debian bubblewrap, socat and ripgrep (Claude Code's sandbox needs them on Linux; Codex's uses bwrap)
-#   - @anthropic-ai/sandbox-runtime (Claude Code's sandbox implementation, CLI `srt`) and @openai/codex
-#     into .cache/sandbox-tools/ of this repository — never globally.
-# Idempotent: what is already there is left alone. Tests skip with the reason when a tool is absent.
+# (the npm tools — srt, Claude Code's sandbox runtime, and codex — come from scripts/install-host-clis.sh, pinned
+# in scripts/host-clis.txt). Idempotent. Tests skip with the reason when a tool is absent.
 set -euo pipefail
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cache="${VERIGATE_SANDBOX_TOOLS:-$root/.cache/sandbox-tools}"
-# pinned: the wall tests assert what these versions do with verigate's snippet
-srt_version="${SRT_VERSION:-0.0.83}"
-codex_version="${CODEX_VERSION:-0.171.0}"
-
-mkdir -p "$cache"
-# keep the cache out of git without touching the repository's .gitignore
-[ -f "$root/.cache/.gitignore" ] || printf '*\n' > "$root/.cache/.gitignore"
 
 missing=()
 command -v bwrap >/dev/null || missing+=(bubblewrap)
@@ -23,25 +12,14 @@ command -v socat >/dev/null || missing+=(socat)
 command -v rg >/dev/null || missing+=(ripgrep)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
-            || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"; }
+        # never fails the build: without the packages the wall tests skip and say why
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                 "${missing[@]}"; }; } >/dev/null \
+            || echo "install-sandbox-tools: could not install ${missing[*]}; the sandbox wall tests will skip" >&2
     else
         echo "install-sandbox-tools: missing ${missing[*]} (install them with your package manager)" >&2
     fi
 fi
 
-if ! command -v npm >/dev/null; then
-    echo "install-sandbox-tools: npm not found; the sandbox runtimes are not installed" >&2
-    exit 0
-fi
-installed() {  # the version npm installed for a package, empty when absent
-    node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' \
-        "$cache/node_modules/$1/package.json" 2>/dev/null || true
-}
-wanted=()
-[ "$(installed @anthropic-ai/sandbox-runtime)" = "$srt_version" ] || wanted+=("@anthropic-ai/sandbox-runtime@$srt_version")
-[ "$(installed @openai/codex)" = "$codex_version" ] || wanted+=("@openai/codex@$codex_version")
-if [ "${#wanted[@]}" -gt 0 ]; then
-    npm install --prefix "$cache" --no-audit --no-fund --loglevel=error "${wanted[@]}"
-fi
-echo "sandbox tools in $cache/node_modules/.bin: $(ls "$cache/node_modules/.bin" 2>/dev/null | tr '\n' ' ')"
+echo "sandbox packages: bwrap $(command -v bwrap || echo missing), socat $(command -v socat || echo missing), rg $(command -v rg || echo missing)"

@@ -23,6 +23,12 @@ if ! command -v chromium >/dev/null 2>&1 && [[ $(id -u) == 0 ]] && command -v ap
     || echo "scripts/test.sh: could not install chromium; the HTML screenshot test will fail" >&2
 fi
 
+# The real-client tier (tests/hosts, docs/host-tier.md) and the sandbox wall (tests/selfgate/test_sandbox_wall.py):
+# the npm tools pinned in scripts/host-clis.txt into .cache/host-clis (never globally), and Debian's bubblewrap,
+# socat and ripgrep. Without npm, the registry or apt, each script says why and exits 0; those tests then skip.
+bash scripts/install-host-clis.sh
+bash scripts/install-sandbox-tools.sh
+
 .venv/bin/ruff check src tests plugins examples benchmarks
 .venv/bin/mypy
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

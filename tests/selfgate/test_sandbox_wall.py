@@ -32,14 +32,15 @@ from verigate.selfgate._boundary import _claude_path
 from verigate.selfgate._snippets import claude_settings, codex_config
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = Path(os.environ.get("VERIGATE_SANDBOX_TOOLS", REPO / ".cache" / "sandbox-tools")) / "node_modules" / ".bin"
+#: srt and codex, installed at the versions pinned in scripts/host-clis.txt by scripts/install-host-clis.sh
+TOOLS = Path(os.environ.get("VERIGATE_HOST_CLIS") or REPO / ".cache" / "host-clis") / "node_modules" / ".bin"
 TIMEOUT_S = 60
 
 
 def tool(name: str) -> str:
     found = shutil.which(name) or (str(TOOLS / name) if (TOOLS / name).exists() else None)
     if found is None:
-        pytest.skip(f"{name} is not installed (run scripts/install-sandbox-tools.sh)")
+        pytest.skip(f"{name} is not installed (run scripts/install-host-clis.sh)")
     return found
 
 
