@@ -14,10 +14,7 @@ PROBLEM_GATES: dict[str, str] = {}  # Claude Code 2.1.332's api-request-* lines 
 #: issue 10 item 2: the same line types are reader warnings in `verigate grade`
 GRADE_WARNINGS: dict[str, str] = {}
 #: issue 10 item 3: a Codex call the hook denied has no exit status and is graded ok
-DENIED_GRADED_OK = {
-    "codex": "issue 10 item 3: a Codex call the PreToolUse hook denied ('Command blocked by PreToolUse hook: …', "
-             "no exit status) is graded ok",
-}
+DENIED_GRADED_OK: dict[str, str] = {}  # a Codex call the hook denied is graded not ok since the fix
 
 
 def hosts_expecting(bug: dict[str, str]) -> list[object]:

@@ -195,6 +195,9 @@ def test_codex_rollout(tmp_path: Path) -> None:
         ("Chunk ID: 1a2b\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nok", True),
         ("Exit code: 2\nWall time: 1 seconds\nOutput:\nboom", False),
         ("Exit code: 0\nOutput:\nok", True),
+        # a call a PreToolUse hook denied never ran (Codex writes no status for it)
+        ("Command blocked by PreToolUse hook: verigate self-gate hardening: apply_patch would write verigate.yaml",
+         False),
         # only the header speaks: what the command printed is not its status (no status: a returned call is ok)
         ("Chunk ID: 9\nOutput:\nProcess exited with code 1", True),
         ("all good\nExit code: 1", True),

@@ -34,6 +34,8 @@ TEXT_CHUNK_BYTES = 64 * 1024
 _CODEX_EXIT_CODE = re.compile(r"(?:Exit code: |Process exited with code )(-?\d+)\s*\Z")
 #: a header line of a Codex tool output ("Chunk ID: …", "Wall time: 0.2 seconds", "Original token count: 12")
 _CODEX_HEADER_LINE = re.compile(r"[A-Z][A-Za-z ]{0,40}: \S.*\Z|Process exited with code -?\d+\s*\Z")
+#: what Codex (0.17x) puts in place of a tool's output when a PreToolUse hook denied the call
+_CODEX_HOOK_DENIED = "Command blocked by PreToolUse hook"
 #: a header is a few lines; output after it (or after "Output:") is the command's own text, never read for status
 _CODEX_HEADER_LINES = 8
 #: exec events whose outputs have not arrived yet, kept to mark failures; bounded so memory stays flat
@@ -295,6 +297,8 @@ def _codex_output(output: Any) -> tuple[str, bool | None]:
             exit_code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             text = str(wrapped["output"])
             return text, (exit_code != 0) if isinstance(exit_code, int) else None
+    if output.startswith(_CODEX_HOOK_DENIED):  # the call never ran: a refusal is not a success
+        return output, True
     exit_code = _codex_exit_code(output)
     return output, (exit_code != 0) if exit_code is not None else None
 
