@@ -102,6 +102,17 @@ def parse(command: str, depth: int = 0, variables: dict[str, str] | None = None)
     return reader.script(closing=None)
 
 
+
+def _append_value(value: str | None, pieces: list[_Piece], quoted: bool) -> None:
+    """A value the check could work out (``None``: it could not, ``DYNAMIC``); unquoted, its glob characters are
+    live (bash globs the result)."""
+    if value is None:
+        pieces.append((DYNAMIC, DYNAMIC))
+    elif quoted:
+        pieces.append(_quoted(value))
+    else:
+        pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
+
 class _Reader:
     def __init__(self, source: str, depth: int, variables: dict[str, str]) -> None:
         self.source = source
@@ -310,25 +321,13 @@ class _Reader:
     def expansion(self, name: str, pieces: list[_Piece], quoted: bool) -> None:
         """A parameter's value when the command assigned it a literal, else ``DYNAMIC``. Unquoted, its glob
         characters are live (bash globs the result)."""
-        value = self.variables.get(name)
-        if value is None:
-            pieces.append((DYNAMIC, DYNAMIC))
-        elif quoted:
-            pieces.append(_quoted(value))
-        else:
-            pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
+        _append_value(self.variables.get(name), pieces, quoted)
 
     def output(self, inner: Script, pieces: list[_Piece], quoted: bool) -> None:
         """What a substitution prints when it is known (``$(printf '\\x2e…')``), else ``DYNAMIC``."""
         from ._shellout import static_output  # most commands have no substitution
 
-        value = static_output(inner)
-        if value is None:
-            pieces.append((DYNAMIC, DYNAMIC))
-        elif quoted:
-            pieces.append(_quoted(value))
-        else:
-            pieces += [(part, part) for part in re.split(r"([*?\[])", value) if part]
+        _append_value(static_output(inner), pieces, quoted)
 
     def backtick(self, script: Script, pieces: list[_Piece], quoted: bool) -> None:
         source = self.source
