@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from .._errors import StrictJSONError
+from .._json import loads as strict_loads
 from ._location import config_candidates, inside, state_root
 from ._snippets import PROJECT_PROTECTED, claude_settings, rule_path
 from ._wall import Host, claude_files, codex_files
@@ -105,7 +107,7 @@ def _read_layers(files: Sequence[tuple[str, str]], parse: Any) -> tuple[_Layers,
                 data = parse(handle.read())
         except FileNotFoundError:
             continue
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, StrictJSONError) as exc:
             problems.append(Check(f"readable {path}", False, f"cannot read it ({exc})", "fix or remove the file"))
             continue
         if not isinstance(data, Mapping):
@@ -205,7 +207,7 @@ def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom:
 
 def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str]) -> list[Check]:
     home = env.get("HOME") or os.path.expanduser("~")
-    layers, checks = _read_layers(claude_files(project, env), json.loads)
+    layers, checks = _read_layers(claude_files(project, env), strict_loads)
     checks += [
         _flag(layers, "sandbox.enabled", True, "Bash commands run without the OS sandbox"),
         _flag(layers, "sandbox.failIfUnavailable", True,

@@ -236,10 +236,12 @@ class GateStore:
 def _parse_line(line: bytes, validate: Any) -> tuple[GateEntry | None, str]:
     import fastjsonschema
 
+    from .. import _json as strict_json  # a store line is a file anyone may have edited: one meaning or none
+
     try:
-        data = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"not JSON ({exc})"
+        data = strict_json.loads(line, max_chars=1 << 20)
+    except strict_json.StrictJSONError as exc:
+        return None, f"not JSON ({exc.message})"
     try:
         validate(data)
     except fastjsonschema.JsonSchemaValueException as exc:
