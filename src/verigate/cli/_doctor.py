@@ -1,7 +1,9 @@
-"""``verigate doctor``: is the host's sandbox the self-gate's wall? One line per check, with the fix.
+"""``verigate doctor``: would verigate guard this project? One line per check, with the fix: the host's sandbox
+is the self-gate's wall, the hooks are wired and run this verigate (Codex: trusted), and the Stop gate has a
+valid configuration, a writable store and a judge that answers.
 
-Exit 0 when every check passes (warnings and skipped checks do not fail), 1 otherwise.
-``--print-settings HOST`` prints the settings fragment the checks look for.
+Exit 0 when every check passes (warnings and skipped checks do not fail), 1 when something would let actions
+through unguarded. ``--print-settings HOST`` prints the settings fragment the checks look for.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ..selfgate._boundary import Check
 
 if TYPE_CHECKING:
     from ..selfgate._wall import Host
@@ -30,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project", default=None,
                         help="project folder (default: CLAUDE_PROJECT_DIR, else the current folder)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--no-judge-probe", action="store_true",
+                        help="do not send the judge its one probe call (a probe costs a model call)")
     parser.add_argument("--print-settings", choices=_HOSTS, metavar="HOST",
                         help="print the settings fragment for HOST (claude-code: settings.json; codex: config.toml)")
     return parser
@@ -53,6 +59,11 @@ def _wired_hosts(project: str) -> list[str]:
     return wired
 
 
+def _entry(check: Check) -> dict[str, str]:
+    return {"name": check.name, "status": check.status.lower(), "detail": check.detail,
+            "fix": check.fix if not check.ok else ""}
+
+
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if args.print_settings:
@@ -65,6 +76,7 @@ def main(argv: Sequence[str]) -> int:
     from ..selfgate._location import legacy_store, project_state_dir
     from ..selfgate._machine import machine_checks
     from ..selfgate._wiring import wiring_checks
+    from ._doctor_checks import codex_trust_checks, config_check, judge_check, path_checks, store_check
 
     project = str(Path(args.project or os.environ.get("CLAUDE_PROJECT_DIR") or Path.cwd()).resolve())
     hosts = args.host or _wired_hosts(project) or list(_HOSTS)
@@ -76,17 +88,33 @@ def main(argv: Sequence[str]) -> int:
         settings = settings_for({"cwd": project}, host, import_legacy=False)
         store = str(settings.store.path)
         checks = host_checks(host, project, store, settings.config_path, settings.custom_store)
-        checks += wiring_checks(host, project) + machine_checks(host)
+        checks += wiring_checks(host, project) + path_checks(host, project, os.environ)
+        if host == "codex":
+            checks += codex_trust_checks(project, os.environ)
+        checks += machine_checks(host)
         failed = failed or any(check.failed for check in checks)
         report["hosts"][host] = {  # type: ignore[index]
             "mode": settings.mode, "hardening": settings.hardening, "config": settings.config_path or None,
-            "store": store, "checks": [{"name": check.name, "status": check.status.lower(), "detail": check.detail,
-                                        "fix": check.fix if not check.ok else ""} for check in checks]}
+            "store": store, "checks": [_entry(check) for check in checks]}
         lines.append(f"\n{host} (self-gate mode {settings.mode}, hardening {settings.hardening}, configuration "
                      f"{settings.config_path or 'none: the defaults'})")
         lines += [f"  {check.line()}" for check in checks]
         if settings.hardening == "best-effort":
             lines.append("  note: hardening is best-effort: block mode runs without these checks")
+    # the Stop gate's own needs, the same for both hosts: its configuration, its store, its judge
+    config_ok, config = config_check(project)
+    stop = [config_ok]
+    if config is None:
+        stop += [Check(name, False, "not checked: verigate.yaml is invalid", skipped=True)
+                 for name in ("Stop gate store", "judge")]
+    else:
+        stop.append(store_check(project, config))
+        stop.append(Check("judge", True, "probe not sent (--no-judge-probe)", skipped=True)
+                    if args.no_judge_probe and config.judge is not None else judge_check(project, config))
+    failed = failed or any(check.failed for check in stop)
+    report["checks"] = [_entry(check) for check in stop]
+    lines.append("\nStop gate")
+    lines += [f"  {check.line()}" for check in stop]
     if Path(legacy_store(project)).exists() and not Path(project_state_dir(project), "self-gates.jsonl").exists():
         lines.append(f"\nnote: {legacy_store(project)} is imported into the state folder by the next hook call")
     report["ok"] = not failed
@@ -95,6 +123,7 @@ def main(argv: Sequence[str]) -> int:
     else:
         print("\n".join(lines))
         print("\nall checks pass" if not failed else
-              "\nsome checks fail: block mode refuses blocked tools until they pass (see the fixes above; "
-              f"`verigate doctor --print-settings {hosts[0]}` prints the settings)")
+              "\nsome checks fail: actions may go unguarded, and block mode refuses blocked tools while a boundary "
+              f"setting is missing (see the fixes above; `verigate doctor --print-settings {hosts[0]}` prints the "
+              "settings)")
     return 0 if not failed else 1
