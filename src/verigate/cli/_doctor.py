@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._errors import VerigateError
 from ..selfgate._boundary import Check
 
 if TYPE_CHECKING:
@@ -85,13 +86,22 @@ def main(argv: Sequence[str]) -> int:
     lines = [f"project {project}", f"self-gate state folder {project_state_dir(project)}"]
     for name in hosts:
         host: Host = "codex" if name == "codex" else "claude-code"
-        settings = settings_for({"cwd": project}, host, import_legacy=False)
-        store = str(settings.store.path)
-        checks = host_checks(host, project, store, settings.config_path, settings.custom_store)
-        checks += wiring_checks(host, project) + path_checks(host, project, os.environ)
+        checks = wiring_checks(host, project) + path_checks(host, project, os.environ)
         if host == "codex":
             checks += codex_trust_checks(project, os.environ)
         checks += machine_checks(host)
+        try:
+            settings = settings_for({"cwd": project}, host, import_legacy=False)
+        except VerigateError as exc:  # an invalid self_gate section: the hooks refuse (exit 2) until it is fixed
+            checks.insert(0, Check("self-gate configuration", False, f"cannot be read: {exc}",
+                                   "fix the file it names: every hook call fails while it is invalid"))
+            failed = True
+            report["hosts"][host] = {"checks": [_entry(check) for check in checks]}  # type: ignore[index]
+            lines.append(f"\n{host}")
+            lines += [f"  {check.line()}" for check in checks]
+            continue
+        store = str(settings.store.path)
+        checks = host_checks(host, project, store, settings.config_path, settings.custom_store) + checks
         failed = failed or any(check.failed for check in checks)
         report["hosts"][host] = {  # type: ignore[index]
             "mode": settings.mode, "hardening": settings.hardening, "config": settings.config_path or None,
