@@ -101,6 +101,16 @@ def test_an_absolute_hook_command_is_checked(session: Session) -> None:
     assert found[f"hook command {Path(sys.executable).parent / 'verigate'}"] == "ok"
 
 
+def test_a_python_m_hook_command_is_checked_as_written(session: Session) -> None:
+    settings = session.home / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"verigate hook', f'"{sys.executable} -m verigate hook'))
+    found, _ = checks(session, "claude-code", path="/nonexistent")
+    assert found[f"hook command {sys.executable} -m verigate"] == "ok"
+    settings.write_text(settings.read_text().replace(" -m verigate hook", " -m no_such_module hook"))
+    found, code = checks(session, "claude-code", path="/nonexistent")
+    assert found[f"hook command {sys.executable} -m no_such_module"] == "missing" and code == 1
+
+
 # ------------------------------------------------------------------------------------------- the Stop gate
 
 

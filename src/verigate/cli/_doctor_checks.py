@@ -40,13 +40,14 @@ _FAIL_CLOSED = ("every Stop then becomes a pending review (verigate fails closed
 # ------------------------------------------------------------------------------------------- the hook's command
 
 
-def _program(command: str) -> str:
-    """The program a hook command runs (its first shell word)."""
+def _launcher(command: str) -> tuple[str, ...]:
+    """The words of a hook command before ``hook`` (``verigate``, ``/venv/bin/verigate``, ``python -m
+    verigate``): what starts verigate, to which doctor appends ``--version``."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return words[0] if words else ""
+    return tuple(words[:words.index("hook")]) if "hook" in words else tuple(words[:1])
 
 
 def _core_version() -> str:
@@ -56,12 +57,14 @@ def _core_version() -> str:
 
 
 def path_checks(host: Host, project: str, env: Mapping[str, str]) -> list[Check]:
-    """Each distinct program the hooks run resolves on PATH (the host runs hooks with its own environment, which
-    is the one doctor runs in when started from the same shell) and is this verigate (same core version)."""
-    programs = dict.fromkeys(_program(entry.command) for entry in hook_entries(host, project, env))
+    """Each distinct launcher the hooks run resolves on PATH (the host passes its hooks its own environment,
+    which is the one doctor runs in when started from the same shell) and is this verigate: ``<launcher>
+    --version`` prints this core version."""
+    launchers = dict.fromkeys(_launcher(entry.command) for entry in hook_entries(host, project, env))
     checks = []
-    for program in [name for name in programs if name]:
-        name = f"hook command {program}"
+    for launcher in [words for words in launchers if words]:
+        program = launcher[0]
+        name = f"hook command {shlex.join(launcher)}"
         resolved = shutil.which(program, path=env.get("PATH", os.defpath))
         if resolved is None:
             checks.append(Check(name, False, f"{program!r} is not found on PATH ({env.get('PATH', '')}): the host "
@@ -70,19 +73,20 @@ def path_checks(host: Host, project: str, env: Mapping[str, str]) -> list[Check]
                                 "put that folder on the PATH the host starts with"))
             continue
         try:
-            ran = subprocess.run([resolved, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                                 env=dict(env), check=False)
+            ran = subprocess.run([resolved, *launcher[1:], "--version"], capture_output=True, text=True,
+                                 timeout=VERSION_TIMEOUT_S, env=dict(env), check=False)
             answer = ran.stdout.strip()
         except (OSError, subprocess.TimeoutExpired) as exc:
             answer, ran = f"({type(exc).__name__})", None
         wanted = f"verigate {_core_version()}"
+        shown = shlex.join((resolved, *launcher[1:]))
         if ran is None or ran.returncode != 0 or answer != wanted:
-            checks.append(Check(name, False, f"{resolved} --version answered {answer or '(nothing)'!r}"
+            checks.append(Check(name, False, f"{shown} --version answered {answer or '(nothing)'!r}"
                                              f"{'' if ran is None else f', exit {ran.returncode}'}, not {wanted!r}",
                                 "point the hook command at this verigate (`python -m verigate` of the environment "
                                 "that has it installed, or its bin/verigate)"))
         else:
-            checks.append(Check(name, True, f"{resolved} ({wanted})"))
+            checks.append(Check(name, True, f"{shown} ({wanted})"))
     return checks
 
 
