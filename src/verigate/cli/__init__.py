@@ -23,7 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ledger": ("_ledger", "verify the hash-chained evidence ledger"),
     "config": ("_config_cmd", "configuration files: verify (flip verified: true, keeping every byte else)"),
     "plugins": ("_plugins_cmd", "list loaded plug-ins with their distribution and version"),
-    "doctor": ("_doctor", "check the host sandbox settings the self-gate relies on; --print-settings HOST"),
+    "doctor": ("_doctor", "check that the hooks are wired, trusted and guarded (sandbox, config, store, judge); "
+               "--print-settings HOST"),
 }
 
 
