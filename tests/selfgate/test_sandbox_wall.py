@@ -18,6 +18,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import tomllib
 import uuid
 from collections.abc import Iterator
@@ -35,6 +36,22 @@ REPO = Path(__file__).resolve().parents[2]
 #: srt and codex, installed at the versions pinned in scripts/host-clis.txt by scripts/install-host-clis.sh
 TOOLS = Path(os.environ.get("VERIGATE_HOST_CLIS") or REPO / ".cache" / "host-clis") / "node_modules" / ".bin"
 TIMEOUT_S = 60
+
+
+def _outside_tmp() -> Path:
+    """A folder outside the temporary folder, which Codex makes writable and under which it refuses to create its
+    sandbox helper links: the repository's git-ignored .cache/, or ~/.cache/verigate-tests when the checkout (CI's
+    may) itself lives under /tmp."""
+    cache = REPO / ".cache"
+    if cache.resolve().is_relative_to(Path(tempfile.gettempdir()).resolve()):
+        cache = Path.home() / ".cache" / "verigate-tests"
+    return cache
+
+
+def _codex_home() -> Path:
+    home = _outside_tmp() / "codex-home"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
 
 
 def tool(name: str) -> str:
@@ -206,7 +223,7 @@ def codex_overrides(text: str) -> list[str]:
 def codex_state() -> Iterator[Path]:
     """Codex makes /tmp writable, and pytest's folders are in /tmp: this test's state home is in the repository's
     git-ignored .cache/ instead (as ~/.local/state would be), removed afterwards."""
-    folder = REPO / ".cache" / "wall-state" / uuid.uuid4().hex
+    folder = _outside_tmp() / "wall-state" / uuid.uuid4().hex
     folder.mkdir(parents=True)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -226,8 +243,7 @@ def test_codex_workspace_write_stops_the_attack(tmp_path: Path, codex_state: Pat
                                                  command: str) -> None:
     codex = tool("codex")
     user_namespaces()
-    home = REPO / ".cache" / "codex-home"  # its helper links are refused under /tmp
-    home.mkdir(parents=True, exist_ok=True)
+    home = _codex_home()
     results = {}
     for mode in ("danger-full-access", "workspace-write"):
         session = Session(tmp_path / mode, host="codex", state_home=codex_state / mode)
@@ -250,8 +266,7 @@ def test_codex_can_write_verigate_yaml_so_the_self_gate_reads_codex_first(tmp_pa
     self-gate's mode still comes from .codex/verigate.yaml, which the sandbox kept read-only."""
     codex = tool("codex")
     user_namespaces()
-    home = REPO / ".cache" / "codex-home"
-    home.mkdir(parents=True, exist_ok=True)
+    home = _codex_home()
     session = Session(tmp_path, host="codex", state_home=codex_state)
     monkeypatch.setenv("VERIGATE_STATE_HOME", str(codex_state))
     (session.project / ".codex" / "verigate.yaml").write_text("self_gate:\n  mode: block\n", encoding="utf-8")
