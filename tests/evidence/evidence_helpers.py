@@ -163,3 +163,16 @@ def complete_ev_for(task_dir: Path) -> dict[str, Any]:
 
     text = produce(task_dir, **produce_kwargs(routing_decisions="[]", harness_version_end=dict(HARNESS)))
     return make_complete(json.loads(text))
+
+
+def arbiter_task(root: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """TASK-0002 escalated by the arbiter: the task folder, its runs folder (one arbiter record) and the EV."""
+    from verigate.evidence import produce
+
+    task = write_task(root, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
+    runs = root / "ai-loop-runs"
+    runs.mkdir()
+    (runs / "a.json").write_text(json.dumps({"decision": "HUMAN_ESCALATED", "run": {"run_id": RUN_ID}}),
+                                 encoding="utf-8")
+    record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
+    return task, runs, record

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from evidence_helpers import (
     HARNESS,
-    RUN_ID,
+    arbiter_task,
     notice,
     produce_kwargs,
     run_cli,
@@ -283,18 +283,8 @@ def test_dropping_a_derived_escalation_is_rejected(tmp_path: Path) -> None:
         assert "escalation" in _rejected(reduced, task), item
 
 
-def _arbiter_task(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
-    task = write_task(tmp_path, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
-    runs = tmp_path / "ai-loop-runs"
-    runs.mkdir()
-    (runs / "a.json").write_text(json.dumps({"decision": "HUMAN_ESCALATED", "run": {"run_id": RUN_ID}}),
-                                 encoding="utf-8")
-    record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
-    return task, runs, record
-
-
 def test_arbiter_interventions_are_re_derived_from_the_runs_folder(tmp_path: Path) -> None:
-    task, runs, record = _arbiter_task(tmp_path)
+    task, runs, record = arbiter_task(tmp_path)
     arbiter_item = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
     assert record["human_interventions"][-1] == arbiter_item
     with pytest.raises(EvidencePartialError) as caught:
@@ -307,7 +297,7 @@ def test_arbiter_interventions_are_re_derived_from_the_runs_folder(tmp_path: Pat
 
 
 def test_without_the_runs_folder_arbiter_interventions_cannot_be_confirmed(tmp_path: Path) -> None:
-    task, _, record = _arbiter_task(tmp_path)
+    task, _, record = arbiter_task(tmp_path)
     with pytest.raises(EvidencePartialError) as caught:
         verify(record, task)
     assert "unverified:arbiter_records" in caught.value.reasons

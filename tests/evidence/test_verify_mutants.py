@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence_helpers import HARNESS, RUN_ID, produce_kwargs, state, write_task
+from evidence_helpers import arbiter_task, produce_kwargs, state, write_task
 
 from verigate._errors import EvidenceError
 from verigate.evidence import produce, verify
@@ -42,12 +42,7 @@ def test_a_schema_violation_names_the_field_without_the_validators_data_prefix(
 
 
 def test_without_the_runs_folder_only_a_tail_of_arbiter_items_is_partial(tmp_path: Path) -> None:
-    task = write_task(tmp_path, "TASK-0002", entries=[state("HUMAN_ESCALATED", ["stuck"])])
-    runs = tmp_path / "ai-loop-runs"
-    runs.mkdir()
-    (runs / "a.json").write_text(json.dumps({"decision": "HUMAN_ESCALATED", "run": {"run_id": RUN_ID}}),
-                                 encoding="utf-8")
-    record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
+    task, _, record = arbiter_task(tmp_path)
     arbiter_item, invented = record["human_interventions"][-1], {"kind": "delivery_state", "detail": "MERGED"}
     assert arbiter_item == {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
     # one arbiter item in the unconfirmed tail does not carry an invented item beside it into "partial"
