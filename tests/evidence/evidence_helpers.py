@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from verigate.evidence import canonical_hash, dump_record, entry_id, sha256_of_bytes
 
 HEAD = "abcdef1234567890abcdef1234567890abcdef12"
@@ -176,3 +178,15 @@ def arbiter_task(root: Path) -> tuple[Path, Path, dict[str, Any]]:
                                  encoding="utf-8")
     record = json.loads(produce(task, runs_dir=runs, **produce_kwargs(harness_version_end=dict(HARNESS))))
     return task, runs, record
+
+
+@pytest.fixture
+def merge_task(tmp_path: Path) -> Path:
+    """TASK-0001 that reached MERGE_READY after one review repair round (a fixture: conftests import it)."""
+    return write_merge_task(tmp_path)
+
+
+@pytest.fixture
+def complete_ev(merge_task: Path) -> dict[str, Any]:
+    """A synthetic complete EV: every field available (Phase 1 never produces one; the exit-0 path needs it)."""
+    return complete_ev_for(merge_task)
