@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from .. import _json
+from .. import _json as strict_json
 from .._errors import ConfigError, JudgeError
 from ._base import MAX_JUDGE_TIMEOUT_S, JudgeConfig
 
@@ -98,8 +98,8 @@ def reply_json(body: bytes | str, *, reason: str = "invalid_judge_response", wha
     """A server's reply body read with verigate's strict JSON reader: a repeated key (an envelope whose
     ``content`` says FAIL and then PASS), NaN, a lone surrogate or deep nesting is JudgeError ``reason``."""
     try:
-        return _json.loads(body, max_chars=DEFAULT_MAX_REPLY_BYTES * 4)
-    except _json.StrictJSONError as exc:
+        return strict_json.loads(body, max_chars=DEFAULT_MAX_REPLY_BYTES * 4)
+    except strict_json.StrictJSONError as exc:
         raise JudgeError(reason, f"{what} is not strict JSON: {exc.message}") from None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import fastjsonschema
 
-from .. import _json
+from .. import _json as strict_json
 from .._data import compiled_schema
 from .._errors import JudgeError
 from .._models import Reflection, Verdict
@@ -47,8 +47,8 @@ def verdict_object_from_text(text: str) -> dict[str, Any]:
     if not body.startswith("{") or not body.endswith("}"):
         raise JudgeError("invalid_judge_response", "the judge reply is not one JSON object and nothing else")
     try:
-        value = _json.loads(body, max_depth=_MAX_DEPTH, max_chars=MAX_REPLY_CHARS)
-    except _json.StrictJSONError as exc:
+        value = strict_json.loads(body, max_depth=_MAX_DEPTH, max_chars=MAX_REPLY_CHARS)
+    except strict_json.StrictJSONError as exc:
         raise JudgeError("invalid_judge_response", f"the judge reply is not one strict JSON object: {exc}") \
             from None
     if not isinstance(value, dict):  # unreachable for "{...}" text; kept for the type
