@@ -92,8 +92,8 @@ class CandidateError(InputError):
 
 class StrictJSONError(InputError):
     """Text that is not one unambiguous JSON value (see ``verigate.strict_loads``): malformed, a repeated key,
-    NaN/Infinity, a lone surrogate, nested past the bound, or too large. ``kind`` names which (``syntax``,
-    ``duplicate_key``, ``constant``, ``surrogate``, ``depth``, ``size``, ``type``)."""
+    NaN/Infinity, an integer past ±(2**53 − 1), a lone surrogate, nested past the bound, or too large. ``kind`` names
+    which (``syntax``, ``duplicate_key``, ``constant``, ``number``, ``surrogate``, ``depth``, ``size``, ``type``)."""
 
     def __init__(self, kind: str, message: str, *, source: str | None = None, line: int | None = None) -> None:
         self.kind = kind

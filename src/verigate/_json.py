@@ -1,7 +1,8 @@
 """The one strict JSON reader for everything that comes from outside the process.
 
 Python's ``json`` accepts what JSON does not promise to mean one thing: a repeated key (last one wins, while another
-reader — SQLite's ``json_extract``, a first-wins parser — sees the first), ``NaN`` / ``Infinity``, lone surrogates
+reader — SQLite's ``json_extract``, a first-wins parser — sees the first), ``NaN`` / ``Infinity``, integers past
+±(2**53 − 1) (other readers hold them as a nearby float), lone surrogates
 (``"\\ud800"``, which no UTF-8 writer can store), and nesting deep enough to raise ``RecursionError``. An attacker
 who writes a judge reply, a hook's stdin, an evidence file or a ledger row uses exactly these to show two readers
 two different values. :func:`loads` (public as ``verigate.strict_loads``) refuses each with
@@ -21,7 +22,8 @@ from typing import Any
 
 from ._errors import StrictJSONError
 
-__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_DEPTH", "MAX_RECORD_CHARS", "StrictJSONError", "dumps", "loads"]
+__all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_MAX_DEPTH", "MAX_RECORD_CHARS", "MAX_SAFE_INTEGER", "StrictJSONError", "dumps",
+           "loads"]
 
 #: nesting deeper than this is refused before decoding (real verigate data nests < 20 levels)
 DEFAULT_MAX_DEPTH = 64
@@ -49,6 +51,20 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+#: the integers every JSON reader reads alike (IEEE doubles hold them exactly: SQLite's json_extract and JavaScript
+#: turn a larger one into a nearby float, so two readers would see two values)
+MAX_SAFE_INTEGER = 2**53 - 1
+#: longer digit strings are refused before conversion (Python refuses > 4300 digits with a plain ValueError)
+_MAX_INT_DIGITS = len(str(MAX_SAFE_INTEGER))
+
+
+def _safe_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS or abs(number := int(text)) > MAX_SAFE_INTEGER:
+        shown = text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
+        raise StrictJSONError("number", f"the integer {shown} is past ±(2**53 - 1): readers would see different values")
+    return number
+
+
 def _finite_float(text: str) -> float:
     number = float(text)
     if number in (float("inf"), float("-inf")):  # 1e999 overflows to Infinity, which JSON cannot mean
@@ -57,7 +73,7 @@ def _finite_float(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_unique_pairs
+    parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_safe_int, object_pairs_hook=_unique_pairs
 )
 
 
