@@ -94,6 +94,10 @@ TAMPERS: dict[str, tuple[Tamper, int]] = {
     "BLOB kind": (lambda c: c.execute("UPDATE ledger SET kind = CAST('verification_policy' AS BLOB) WHERE seq = 2"),
                   2),
     "integer timestamp": (lambda c: c.execute("UPDATE ledger SET created_at = 1 WHERE seq = 5"), 5),
+    # SQLite's own functions and the sqlite3 shell stop at a NUL: "verification_policy\0x" reads as the real kind
+    "NUL in kind": (lambda c: c.execute("UPDATE ledger SET kind = 'verification_policy' || char(0) || 'x' "
+                                        "WHERE seq = 2"), 2),
+    "short row hash": (lambda c: c.execute("UPDATE ledger SET row_hash = 'abc' WHERE seq = 3"), 3),
     "row inserted behind the store's back": (lambda c: c.execute(
         f"INSERT INTO ledger VALUES (6, 'k', '{{}}', '2030-01-01T00:00:00.000000Z', '{'0' * 64}', '{'0' * 64}')"),
         6),
@@ -163,13 +167,15 @@ def test_verify_chain_works_on_rows_from_any_backend() -> None:
 # properties: any sequence of appends verifies; any single-row mutation fails, naming that row
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
+    # the integers every JSON reader holds exactly; larger ones are refused (test_the_store_refuses_…)
+    st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=10,
 )
 payloads = st.dictionaries(st.text(max_size=10), json_values, max_size=5)
-kinds = st.sampled_from(["verification_policy", "review_resolution"]) | st.text(min_size=1, max_size=12)
+kinds = st.sampled_from(["verification_policy", "review_resolution"]) | st.text(
+    st.characters(blacklist_characters="\x00"), min_size=1, max_size=12)  # a NUL is refused (see below)
 appends = st.lists(st.tuples(kinds, payloads),
                    min_size=1, max_size=8)
 PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -185,6 +191,17 @@ def test_any_sequence_of_appends_verifies(rows: list[tuple[str, dict[str, Any]]]
         _assert_documented_chain(list(store.ledger()))
         assert [(row.kind, row.payload) for row in store.ledger()] == [
             (kind, json.loads(canonical_json(payload))) for kind, payload in rows]
+
+
+@pytest.mark.parametrize(("kind", "payload"), [
+    ("verification_policy\x00x", {"n": 1}),  # SQLite's functions and shell would read "verification_policy"
+    ("verification_policy", {"n": 2**53}),  # json_extract and JavaScript would read a nearby float
+])
+def test_the_store_refuses_a_row_two_readers_would_read_differently(store: SqliteStore, kind: str,
+                                                                    payload: dict[str, Any]) -> None:
+    with pytest.raises(StoreError):
+        store.append_ledger(kind, payload)
+    assert store.ledger() == [] and store.verify_ledger() == 0
 
 
 MUTATIONS = ["payload", "kind", "created_at", "prev_hash", "row_hash", "delete", "renumber"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sqlite3
 import threading
 import time
@@ -36,6 +37,9 @@ _REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pendin
                    "created_at, resolved_at, resolved_by, note")
 _LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
 _LEDGER_TEXT_COLUMNS = _LEDGER_COLUMNS.split(", ")[1:]
+#: SQLite's own functions and the sqlite3 shell end a text at a NUL: a kind holding one reads as another kind
+_NUL = "\x00"
+_HASH = re.compile(r"[0-9a-f]{64}")
 # every text column's storage class and its raw bytes: verification decodes them itself (see _ledger_rows)
 _LEDGER_COLUMNS_AS_BYTES = ", ".join(["seq", *(f"typeof({name})" for name in _LEDGER_TEXT_COLUMNS),
                                       *(f"CAST({name} AS BLOB)" for name in _LEDGER_TEXT_COLUMNS)])
@@ -424,6 +428,8 @@ class SqliteStore:
                          prev_hash=prev_hash, row_hash=row_hash)
 
     def append_ledger(self, kind: str, payload: Mapping[str, Any]) -> LedgerRow:
+        if _NUL in kind:  # the verifier would call the row tampered: refuse it here, before anything is written
+            raise StoreError("a ledger kind cannot hold a NUL character", field="kind")
         payload_json = canonical_json(payload, field="payload")
         with self._writing("appending a ledger row") as conn:
             return self._insert_ledger(conn, kind, payload_json, self._now())
@@ -445,6 +451,8 @@ class SqliteStore:
             except UnicodeDecodeError as exc:
                 raise LedgerTamperedError(f"a column is not UTF-8 text ({exc.reason})", source=self.path,
                                           field=where) from None
+            if _NUL in kind or _NUL in created_at or not all(_HASH.fullmatch(text) for text in (prev_hash, row_hash)):
+                raise LedgerTamperedError("a column holds a NUL or a malformed hash", source=self.path, field=where)
             try:
                 loaded = strict_json.loads(payload)
             except strict_json.StrictJSONError as exc:
