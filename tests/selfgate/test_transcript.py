@@ -61,6 +61,10 @@ def test_classification_of_odd_lines() -> None:
     assert classify(b'{"type": "hologram"}', 1).kind == "skip"
     assert classify(b'{"type": "hologram", "message": {"content": "x"}}', 1).kind == "problem"
     assert classify(b'{"type": "hologram", "payload": {"role": "assistant"}}', 1).kind == "problem"
+    # an early Codex rollout wrote items without an envelope: its assistant messages are read, as the grader does
+    bare = classify(json.dumps({"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "I'll wait for your approval before step 3."}]}).encode(), 1)
+    assert bare.kind == "assistant_text" and bare.texts == ("I'll wait for your approval before step 3.",)
     assert classify(b'{"type": "tag", "tag": "x"}', 1).kind == "skip"
     assert classify(b'{"type": "world_state", "payload": {}}', 1).kind == "skip"
     assert classify(b'{"type": "token_usage_record", "payload": {}}', 1).kind == "skip"

@@ -12,6 +12,7 @@ from .._errors import InputError
 from .._transcript_lines import (
     CLAUDE_MESSAGE_TYPES,
     CLAUDE_OTHER_TYPES,
+    CODEX_BARE_ITEM_TYPES,
     CODEX_MESSAGE_TYPES,
     CODEX_OTHER_TYPES,
     claude_prompt_origin,
@@ -186,6 +187,9 @@ def classify(raw: bytes, number: int) -> TranscriptLine:
         return TranscriptLine(number, "problem", problem="no line type")
     if line_type in _CODEX_TYPES:
         return _classify_codex(record, raw, number)
+    if line_type in CODEX_BARE_ITEM_TYPES and "payload" not in record:  # an early rollout's item, no envelope
+        return _classify_codex({"type": "response_item", "payload": record, "timestamp": record.get("timestamp")},
+                               raw, number)
     if line_type not in CLAUDE_MESSAGE_TYPES:
         if line_type in CLAUDE_OTHER_TYPES or not _may_hold_a_message(record):
             return TranscriptLine(number, "skip")
