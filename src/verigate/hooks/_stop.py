@@ -192,7 +192,8 @@ def _turn(stop: StopInput, wait_until: float) -> Turn:
                          field="transcript_path")
     while True:
         turn = last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
-        if not turn.missing_results or time.monotonic() + RESULT_POLL_S > wait_until:
+        # written so that a NaN deadline ends the wait as well (a comparison with NaN is False)
+        if not turn.missing_results or not time.monotonic() + RESULT_POLL_S <= wait_until:
             return turn
         time.sleep(RESULT_POLL_S)
 

@@ -104,7 +104,8 @@ def parse_verdict(reply: object, *, engine: str, effective_engine: str) -> Verdi
         candidate = reply
     else:
         raise JudgeError("invalid_judge_response", f"the judge reply is {type(reply).__name__}, not text")
-    problem = _validate(dict(candidate))
+    checked = dict(candidate)  # the verdict is built from exactly what was validated, read once
+    problem = _validate(checked)
     if problem is not None:
         raise JudgeError("invalid_judge_response", f"the judge reply is not a valid verdict: {problem}")
-    return verdict_from_object(candidate, engine=engine, effective_engine=effective_engine)
+    return verdict_from_object(checked, engine=engine, effective_engine=effective_engine)
