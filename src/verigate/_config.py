@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+import fastjsonschema
 
 from . import _data
-from ._errors import ConfigError, InputError
+from ._errors import ConfigError
 from ._logging import get_logger
+from ._schema_errors import schema_failure
 from ._yaml import LoadedYaml, load_yaml, read_yaml_file
 from .judge._base import JudgeCaps, JudgeConfig
 
@@ -31,7 +32,6 @@ DEFAULT_CONFIG_NAME = "verigate.yaml"
 #: engine names of the origin runtime that meant "judge less"; judgment cannot be turned off
 LEGACY_ENGINE_NAMES = frozenset({"off", "rule_based", "reflexion"})
 log = get_logger("verigate.config")
-_UNKNOWN_KEYS = re.compile(r"must not contain \{'([^']+)'")
 
 
 @attrs.frozen
@@ -109,14 +109,14 @@ def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Co
     if data is None:
         data = {}
     try:
-        _data.validate("config.schema.json", data, source=source)
-    except InputError as exc:
-        path = exc.field.split(".") if exc.field else []
-        unknown = _UNKNOWN_KEYS.search(exc.message)
-        if unknown:  # point at the offending key itself, not at the section holding it
-            path.append(unknown.group(1))
+        _data.compiled_schema("config.schema.json")(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        failure = schema_failure(exc)
+        path = failure.field.split(".") if failure.field else []
+        if failure.rule == "additionalProperties" and failure.key is not None:
+            path.append(failure.key)  # point at the offending key itself, not at the section holding it
         line = loaded.line_of(path) if loaded is not None and path else None
-        raise ConfigError(exc.message, source=source, line=line, field=".".join(path) or None) from exc
+        raise ConfigError(failure.message, source=source, line=line, field=".".join(path) or None) from exc
     warnings: list[str] = []
     legacy_engine = data.get("judgment_engine")
     judge_section = data.get("judge")

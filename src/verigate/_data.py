@@ -13,6 +13,7 @@ from typing import Any
 import fastjsonschema
 
 from ._errors import InputError, SchemaError
+from ._schema_errors import schema_failure
 
 __all__ = [
     "compiled_schema",
@@ -111,5 +112,5 @@ def validate(name: str, data: Any, *, source: str | None = None, line: int | Non
     try:
         compiled_schema(name)(data)
     except fastjsonschema.JsonSchemaValueException as exc:
-        field = (exc.name or "").removeprefix("data").lstrip(".") or None
-        raise InputError(exc.message, source=source, line=line, field=field) from exc
+        failure = schema_failure(exc)
+        raise InputError(failure.message, source=source, line=line, field=failure.field) from exc

@@ -10,6 +10,7 @@ import fastjsonschema
 
 from .. import _json as strict_json
 from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
+from .._schema_errors import schema_failure
 from ._arbiter import is_arbiter_record, records_for_run
 from ._c3 import check_c3
 from ._canonical import same_json
@@ -67,8 +68,8 @@ def _schema_errors(record: Mapping[str, Any], schema: EvidenceSchema) -> list[st
     try:
         schema.validate(record)
     except fastjsonschema.JsonSchemaValueException as exc:
-        field = (exc.name or "").removeprefix("data").lstrip(".") or "<root>"
-        return [f"schema 不適合: {field}: {exc.message.removeprefix(exc.name or '').strip()}"]
+        failure = schema_failure(exc)
+        return [f"schema 不適合: {failure.field or '<root>'}: {failure.detail}"]
     return []
 
 

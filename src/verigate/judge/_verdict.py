@@ -19,6 +19,7 @@ from .. import _json as strict_json
 from .._data import compiled_schema
 from .._errors import JudgeError
 from .._models import Reflection, Verdict
+from .._schema_errors import schema_failure
 
 __all__ = [
     "MAX_REPLY_CHARS",
@@ -63,7 +64,7 @@ def _validate(candidate: dict[str, Any]) -> str | None:
     try:
         compiled_schema(VERDICT_SCHEMA)(candidate)
     except fastjsonschema.JsonSchemaValueException as exc:
-        return f"{(exc.name or 'data').removeprefix('data').lstrip('.') or 'verdict'}: {exc.message}"
+        return f"{schema_failure(exc).field or 'verdict'}: {exc.message}"
     return None
 
 

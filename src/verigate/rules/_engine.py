@@ -12,6 +12,7 @@ import fastjsonschema
 
 from .. import _data
 from .._errors import RuleError
+from .._schema_errors import schema_failure
 from ._pack import Example, Pack, Rule, load_pack, shipped_packs
 from ._text import TextView
 
@@ -106,14 +107,11 @@ def _check_fields(rule: Rule, kind: RuleKind) -> None:
     try:
         validator(dict(rule.fields))
     except fastjsonschema.JsonSchemaValueException as exc:
-        path = [str(part) for part in (exc.path or [])[1:]]
-        field = path[0] if path else None
-        if field is None and exc.rule == "additionalProperties" and isinstance(exc.value, Mapping):
-            # point at the first unknown field (a typo such as `patern`), not at the rule
-            known = exc.definition.get("properties", {})
-            field = next((str(key) for key in exc.value if key not in known), None)
-        message = exc.message.removeprefix(exc.name or "").strip()
-        raise rule.error(f"{rule.kind}: {message}", field=field or "kind") from exc
+        failure = schema_failure(exc)
+        field = failure.path[0] if failure.path else None
+        if field is None and failure.rule == "additionalProperties":
+            field = failure.key  # point at the first unknown field (a typo such as `patern`), not at the rule
+        raise rule.error(f"{rule.kind}: {failure.detail}", field=field or "kind") from exc
 
 
 def _compile_rule(rule: Rule, kinds: Mapping[str, RuleKind]) -> _Compiled:

@@ -12,6 +12,7 @@ import fastjsonschema
 
 from .. import _data
 from .._errors import RuleError, SchemaError
+from .._schema_errors import schema_failure
 from .._yaml import LoadedYaml, load_yaml, read_yaml_file
 
 __all__ = [
@@ -85,7 +86,8 @@ class Pack:
 def _schema_error(exc: fastjsonschema.JsonSchemaValueException, loaded: LoadedYaml) -> RuleError:
     """Name the file, the line of the failing value and, inside a rule, the rule's id."""
     # fastjsonschema reports the path as strings ("rules", "3", "severity"); list indices become ints again
-    path: list[str | int] = [int(part) if str(part).isdigit() else str(part) for part in (exc.path or [])[1:]]
+    failure = schema_failure(exc)
+    path: list[str | int] = [int(part) if part.isdigit() else part for part in failure.path]
     data = loaded.data
     rule_id = None
     if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int):
@@ -94,8 +96,7 @@ def _schema_error(exc: fastjsonschema.JsonSchemaValueException, loaded: LoadedYa
             rule_id = rule["id"]
     field = ".".join(str(part) for part in path) or None
     prefix = f"rule {rule_id!r}: " if rule_id else ""
-    message = exc.message.removeprefix(exc.name or "").strip() if exc.name else exc.message
-    return RuleError(f"{prefix}{message}", source=loaded.source, line=loaded.line_of(path), field=field)
+    return RuleError(f"{prefix}{failure.detail}", source=loaded.source, line=loaded.line_of(path), field=field)
 
 
 def is_pack(data: Any) -> bool:

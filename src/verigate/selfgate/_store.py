@@ -237,6 +237,7 @@ def _parse_line(line: bytes, validate: Any) -> tuple[GateEntry | None, str]:
     import fastjsonschema
 
     from .. import _json as strict_json  # a store line is a file anyone may have edited: one meaning or none
+    from .._schema_errors import schema_failure
 
     try:
         data = strict_json.loads(line, max_chars=1 << 20)
@@ -245,7 +246,7 @@ def _parse_line(line: bytes, validate: Any) -> tuple[GateEntry | None, str]:
     try:
         validate(data)
     except fastjsonschema.JsonSchemaValueException as exc:
-        return None, f"not a self-gate entry: {exc.message}"
+        return None, f"not a self-gate entry: {schema_failure(exc).message}"
     return entry_from_mapping(data), ""
 
 
