@@ -38,10 +38,10 @@ from stop_helpers import (
 
 from judge_servers import JudgeServer
 from verigate import ConfigError
+from verigate.gate import PENDING_STATUS
 from verigate.hooks._protocol import DEADLINE_ENV, STOP_BUDGET_DEFAULT_S
 from verigate.hooks._stop import (
     FEEDBACK_MARKER,
-    PENDING_STATUS,
     hook_deadlines,
     parse_stop_input,
 )

@@ -40,7 +40,6 @@ FEEDBACK_MARKER = "[verigate stop gate]"
 PROJECT_DIR_ENV = "VERIGATE_PROJECT_DIR"
 #: the block reason is an instruction to the agent; the judge's full reflection stays in the store
 MAX_REASON_CHARS = 1500
-PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
 #: kept back from the budget for filing a review and writing the answer (at most a tenth of the budget)
 ANSWER_MARGIN_S = 10.0
 #: how long the hook waits for tool results the host has not written yet (Claude Code writes its transcript
@@ -154,6 +153,8 @@ def _allow_with_message(stop_reason: str, message: str) -> HookAnswer:
 
 
 def _pending(review_id: str | None, why: str) -> HookAnswer:
+    from ..gate import PENDING_STATUS  # the gate's own status (loaded on first use: the gate is heavy to import)
+
     if review_id:
         headline = f"{PENDING_STATUS}: review {review_id}"
         where = f"`verigate review show {review_id}`, then approve or reject it"
@@ -254,8 +255,8 @@ def _open_gate(project_dir: Path) -> Gate:
     from ..gate import Gate
 
     path = project_dir / "verigate.yaml"
-    source: Path | dict[str, Any] = path if path.is_file() else {}
-    return Gate.from_config(source, store=_project_store_url(load_config(source).store.url, project_dir))
+    config = load_config(path if path.is_file() else {})  # parsed once: the store url needs it first
+    return Gate.from_config(config, store=_project_store_url(config.store.url, project_dir))
 
 
 def _project_store_url(url: str, project_dir: Path) -> str:
@@ -349,7 +350,7 @@ class _Run:
         """More blocks in a row than the revise budget allows (the gate's counter was reset under us):
         hand the answer to a person instead of blocking again."""
         reason = f"stop hook loop guard: {state.blocks_in_row} blocks in a row for one request"
-        review_id = _store_review(gate, candidate.session_id, "escalate_budget_exhausted", reason, candidate)
+        review_id = gate.file_review(candidate, policy_action="escalate_budget_exhausted", reason=reason)
         return _pending(review_id, reason)
 
     def on_error(self, reason: str) -> HookAnswer:
@@ -424,26 +425,11 @@ def _current_request(stop: StopInput, turn: Turn, gate: Gate, state: StopState) 
 def _out_of_time(gate: Gate, candidate: Candidate) -> HookAnswer:
     reason = "verification_time_budget_exhausted: the gate did not finish within the hook's time budget"
     try:
-        review_id: str | None = _store_review(gate, candidate.session_id, "escalate_verification_error", reason,
-                                              candidate)
+        review_id: str | None = gate.file_review(candidate, policy_action="escalate_verification_error",
+                                                 reason=reason)
     except Exception:  # out of time already: say so rather than block on a second failure
         review_id = None
     return _pending(review_id, reason)
-
-
-def _store_review(gate: Gate, session_key: str, policy_action: str, reason: str, candidate: Candidate) -> str:
-    """A pending review filed by the hook itself (loop guard, repeated errors); redacted like the gate's own."""
-    from ..gate import unstructure
-
-    redacted = gate.egress.candidate(candidate)[0]
-    return gate.store.create_pending_review(
-        session_key,
-        policy_action=policy_action,
-        reason=gate.egress.text(reason).text,
-        pending_text=redacted.final_text,
-        candidate=unstructure(redacted),
-        verdict=None,
-    )
 
 
 def _review_after_error(context: _ErrorContext, reason: str) -> str | None:
@@ -456,7 +442,7 @@ def _review_after_error(context: _ErrorContext, reason: str) -> str | None:
         with _open_gate(context.project_dir) as gate:
             candidate = Candidate("", context.last_assistant_message, session_id=context.session_key,
                                   turn_id=context.turn_id)
-            return _store_review(gate, context.session_key, "escalate_hook_error", reason, candidate)
+            return gate.file_review(candidate, policy_action="escalate_hook_error", reason=reason)
     except Exception:  # the store (or configuration) itself is what fails: say so, never block again
         return None
 
