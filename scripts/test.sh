@@ -31,4 +31,5 @@ bash scripts/install-sandbox-tools.sh
 
 .venv/bin/ruff check src tests plugins examples benchmarks
 .venv/bin/mypy
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"   # the docs site, warnings as errors
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
