@@ -444,12 +444,12 @@ def test_join_examples_are_assembled() -> None:
     assert pack.rules[0].match_examples[0].text == "ok-777"
 
 
-def test_the_readme_example_pack_is_valid_and_its_examples_pass() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_manual_example_pack_is_valid_and_its_examples_pass() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
     section = readme[readme.index("<!-- section:rules -->"):readme.index("<!-- /section:rules -->")]
     found = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert found is not None
-    pack = load_pack_text(found.group(1), "README.md")
+    pack = load_pack_text(found.group(1), "docs/rules.md")
     assert len(RuleSet.compile([pack]).rules) == 2
     assert run_examples([pack]) == ()
 
