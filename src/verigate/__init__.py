@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib as _importlib
 
+#: the distribution verigate-agents reads its version from here (pyproject.toml, [tool.hatch.version])
+__version__ = "1.0.0"
+
 from ._errors import (
     CandidateError,
     ConfigError,
