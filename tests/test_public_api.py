@@ -8,7 +8,7 @@ import sys
 import verigate
 
 SUBMODULES = {"hookspecs", "cli", "judge", "store", "gate", "rules", "redact", "transcripts", "trace",
-              "selfgate", "evidence", "hooks", "testing", "annotations"}
+              "selfgate", "evidence", "hooks", "testing", "annotations", "runtimes"}
 
 
 def test_all_is_sorted_and_complete() -> None:

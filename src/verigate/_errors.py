@@ -13,6 +13,9 @@
     ├── StoreError                     exit 2  the store is corrupt, locked past its timeout, or unreachable
     │   └── LedgerTamperedError        exit 1  the hash chain of the ledger does not verify
     ├── ReviewError                    exit 2  a pending review does not exist or cannot be resolved
+    ├── GateHeldError                  exit 3  a runtime adapter's run ended without a completed answer
+    │   ├── ReviewPendingError         exit 3  held for a person: ``review_id``
+    │   └── UnverifiedError            exit 3  ended unverified
     ├── JudgeError                     --      a judge could not judge; the gate turns it into verification_error
     ├── HookDecisionError              --      a hook handler returned a decision not allowed for its stage
     └── EvidenceError                  exit 1  run evidence is rejected
@@ -25,6 +28,7 @@ Exit code 3 (a CI signal from ``verigate grade``) is a result, not an exception.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "CandidateError",
@@ -32,16 +36,19 @@ __all__ = [
     "EvidenceError",
     "EvidenceLegacyError",
     "EvidencePartialError",
+    "GateHeldError",
     "HookDecisionError",
     "InputError",
     "JudgeError",
     "LedgerTamperedError",
     "PluginError",
     "ReviewError",
+    "ReviewPendingError",
     "RuleError",
     "SchemaError",
     "StoreError",
     "StrictJSONError",
+    "UnverifiedError",
     "VerigateError",
     "where",
 ]
@@ -124,6 +131,29 @@ class LedgerTamperedError(StoreError):
 
 class ReviewError(VerigateError):
     """A pending review does not exist or cannot be resolved as asked."""
+
+
+class GateHeldError(VerigateError):
+    """A runtime adapter's run ended without a completed answer; nothing was handed out. ``result`` is the gate's
+    ``FinalizeResult``; ``review_id`` the pending review's id (None when it is not a review, or could not be
+    stored: then ``result.pending_text`` keeps the candidate)."""
+
+    exit_code = 3
+
+    def __init__(self, result: Any, message: str) -> None:
+        self.result = result
+        self.outcome: str = result.outcome
+        self.policy_action: str = result.policy_action
+        self.review_id: str | None = result.pending_id
+        super().__init__(message)
+
+
+class ReviewPendingError(GateHeldError):
+    """The gate filed the answer for a person (``verigate review``); ``review_id`` names the review."""
+
+
+class UnverifiedError(GateHeldError):
+    """The run ended unverified (verification skipped, or a revise the runtime cannot make)."""
 
 
 class JudgeError(VerigateError):
