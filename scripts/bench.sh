@@ -12,7 +12,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${VERIGATE_PYTHON:-.venv/bin/python}
-[[ -x $python ]] || { echo "scripts/bench.sh: run scripts/test.sh once first (it sets up .venv)" >&2; exit 2; }
 
 declare -A args=(
   [finalize]=""
@@ -31,12 +30,15 @@ for arg in "$@"; do
     --quick) quick=--quick ;;
     --big) big=--big ;;
     --no-peers) peers="" ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     all) names+=("${all[@]}") ;;
     -*) echo "scripts/bench.sh: unknown option $arg" >&2; exit 2 ;;
     *) [[ -v "args[$arg]" ]] || { echo "scripts/bench.sh: unknown benchmark $arg" >&2; exit 2; }
        names+=("$arg") ;;
   esac
 done
+
+[[ -x $python ]] || { echo "scripts/bench.sh: run scripts/test.sh once first (it sets up .venv)" >&2; exit 2; }
 
 peer_args=()
 if [[ -n $peers ]]; then
