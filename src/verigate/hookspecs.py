@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._models import (
         Candidate,
         PostDecision,
+        StageContext,
         StopDirective,
         Strengthen,
         StructuralFinding,
@@ -92,17 +93,23 @@ def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Seque
 
 @hookspec
 def verigate_structural_check(
-    candidate: Candidate, termination: Termination
+    candidate: Candidate, termination: Termination, context: StageContext
 ) -> Sequence[StructuralFinding] | None:
     """Cheap structural checks run before anything else.
 
     Findings of all handlers are concatenated. A finding with ``fixable=False`` skips the semantic judge.
+
+    ``context`` (:class:`verigate.StageContext`, every decision stage gets it) says where the finalize runs: the
+    project folder, host, host session and transcript the runtime knows (verigate's Stop hook sets them all), None
+    where it does not. An implementation may leave it out: pluggy passes only the arguments it names.
     """
 
 
 @hookspec
-def verigate_pre_verify(candidate: Candidate) -> Strengthen | None:
+def verigate_pre_verify(candidate: Candidate, context: StageContext) -> Strengthen | None:
     """PreVerify: return ``Strengthen(additional_misses, requirements)`` or ``None`` (continue).
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     Strengthen sets of all handlers are united. Any added missing code turns a pass into a retryable fail.
     Any other return value is an invalid decision (``escalate_hook_error``).
@@ -110,8 +117,10 @@ def verigate_pre_verify(candidate: Candidate) -> Strengthen | None:
 
 
 @hookspec
-def verigate_post_verify(candidate: Candidate, verdict: Verdict) -> PostDecision | None:
+def verigate_post_verify(candidate: Candidate, verdict: Verdict, context: StageContext) -> PostDecision | None:
     """PostVerify: ``PostDecision.accept()``, ``.revise(instruction)``, ``.escalate(reason)`` or ``None``.
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     Decisions combine by strictness: escalate > revise > accept. An accept of a failed verification becomes
     ``escalate_invalid_accept``. ``revise`` needs a non-empty instruction.
@@ -119,8 +128,12 @@ def verigate_post_verify(candidate: Candidate, verdict: Verdict) -> PostDecision
 
 
 @hookspec
-def verigate_stop(candidate: Candidate, verdict: Verdict, action: str) -> StopDirective | None:
+def verigate_stop(
+    candidate: Candidate, verdict: Verdict, action: str, context: StageContext
+) -> StopDirective | None:
     """Stop: ``StopDirective.finalize()``, ``.continue_(instruction)`` or ``None``.
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     ``action`` is the policy action after PostVerify. A CONTINUE is honoured only when the action is not an
     escalation (it is recorded and ignored otherwise); instructions are input to the next attempt, never

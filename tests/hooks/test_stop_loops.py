@@ -183,7 +183,7 @@ def test_a_persistent_error_never_blocks_twice_in_a_row(kind: str, stops: int, h
         write_config(project, judge.base_url)
         event, stdin, env = _erroneous_input(kind, project, scratch)
         blocked: list[bool] = []
-        with environment(VERIGATE_PROJECT_DIR="", VERIGATE_TEST_JUDGE_KEY="sk-loopback-test", **env):
+        with environment(VERIGATE_TEST_JUDGE_KEY="sk-loopback-test", **env):
             for _ in range(stops):
                 active = host == "always_set" or (host == "faithful" and bool(blocked) and blocked[-1])
                 if isinstance(stdin, str):
