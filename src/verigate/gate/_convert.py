@@ -11,6 +11,7 @@ import cattrs
 from .. import _data
 from .._errors import CandidateError
 from .._models import Candidate, Termination, TerminationReason
+from .._schema_errors import schema_failure
 
 __all__ = [
     "parse_candidate",
@@ -92,19 +93,12 @@ def _first_path(exc: BaseException) -> tuple[str | None, str]:
 
 def _schema_field(exc: Any) -> tuple[str | None, str]:
     """The failing field of a schema error; a missing or extra key is named itself, not its parent object."""
-    parent = (exc.name or "").removeprefix("data").lstrip(".")
-    message = exc.message.removeprefix(exc.name or "").strip() or exc.message
-    key = None
-    if exc.rule == "required" and isinstance(exc.value, Mapping):
-        key = next((name for name in exc.rule_definition if name not in exc.value), None)
-        message = "is required"
-    elif exc.rule == "additionalProperties" and isinstance(exc.value, Mapping):
-        known = exc.definition.get("properties", {})
-        key = next((str(name) for name in exc.value if name not in known), None)
-        message = "is not an allowed field"
-    if key is not None:
-        return (f"{parent}.{key}" if parent else key), message
-    return parent or None, message
+    failure = schema_failure(exc)
+    if failure.rule == "required" and isinstance(exc.value, Mapping):
+        return failure.target, "is required"
+    if failure.rule == "additionalProperties" and isinstance(exc.value, Mapping):
+        return failure.target, "is not an allowed field"
+    return failure.field, failure.detail or failure.message
 
 
 def _parse(which: str, cls: type[_T], data: Any, source: str | None) -> _T:
