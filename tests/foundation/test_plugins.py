@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from verigate import PluginError, hookimpl, priority
+from verigate._config import RedactionConfig
 from verigate._plugins import (
     BUILTIN_PLUGINS,
     CORE_DISTRIBUTION,
@@ -198,3 +199,19 @@ def test_a_stage_handler_gets_only_the_arguments_it_declares() -> None:
     manager = create_manager([Subset()], entry_points=False)
     (found,) = [handler for handler in handlers(manager, "verigate_stop") if handler.name.startswith("Subset")]
     assert found.argnames == ("action", "verdict")
+
+
+def test_redactors_come_in_pluggys_order_not_by_name() -> None:
+    # what the verigate_redactors hookspec documents: the last registered first, tryfirst / trylast move one
+    def make(name: str, **options: bool) -> object:
+        def verigate_redactors(config: object) -> list[str]:
+            return [name]
+
+        function = staticmethod(hookimpl(**options)(verigate_redactors))
+        return type(name, (), {"verigate_redactors": function, "__name__": name})()
+
+    manager = create_manager([make("a"), make("b", trylast=True), make("c"), make("d", tryfirst=True)],
+                             entry_points=False)
+    found = [item for result in manager.hook.verigate_redactors(config=RedactionConfig(), manager=manager)
+             for item in result if isinstance(item, str)]
+    assert found == ["d", "c", "a", "b"]
