@@ -14,12 +14,13 @@
     │   └── LedgerTamperedError        exit 1  the hash chain of the ledger does not verify
     ├── ReviewError                    exit 2  a pending review does not exist or cannot be resolved
     ├── JudgeError                     --      a judge could not judge; the gate turns it into verification_error
-    ├── HookDecisionError              --      a hook handler returned a decision not allowed for its stage
     └── EvidenceError                  exit 1  run evidence is rejected
         ├── EvidenceLegacyError        exit 10 the input is a legacy arbiter record, not run evidence
         └── EvidencePartialError       exit 11 the evidence is valid but partial (reasons listed)
 
-Exit code 3 (a CI signal from ``verigate grade``) is a result, not an exception.
+Exit code 3 (a CI signal from ``verigate grade``) is a result, not an exception. Neither is a stage handler that
+returns a decision not allowed for its stage: that is recorded and escalates (``escalate_hook_error``) inside the
+gate's decision, so no exception class stands for it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ __all__ = [
     "EvidenceError",
     "EvidenceLegacyError",
     "EvidencePartialError",
-    "HookDecisionError",
     "InputError",
     "JudgeError",
     "LedgerTamperedError",
@@ -132,10 +132,6 @@ class JudgeError(VerigateError):
     def __init__(self, reason: str, message: str | None = None) -> None:
         self.reason = reason
         super().__init__(message or reason)
-
-
-class HookDecisionError(VerigateError):
-    """A hook handler returned a decision that is not allowed for its stage."""
 
 
 class EvidenceError(VerigateError):
