@@ -145,3 +145,15 @@ def test_a_value_the_model_refuses_names_its_field_and_line(tmp_path: Path) -> N
         load_config(path)
     assert (caught.value.source, caught.value.line, caught.value.field) == (str(path), 3,
                                                                              "judge.caps.observations")
+
+
+def test_the_converter_refuses_unknown_keys_on_its_own() -> None:
+    # the schema refuses them first; the converter does too, so a section the schema forgot is not a loophole
+    import cattrs
+
+    from verigate._config import _converter, _structure_error
+
+    with pytest.raises(cattrs.BaseValidationError) as caught:
+        _converter().structure({"store": {"url": "x.db", "urll": "y.db"}}, Config)
+    error = _structure_error(caught.value, "<mapping>", None)
+    assert error.field == "store.urll" and "extra fields found (urll)" in error.message

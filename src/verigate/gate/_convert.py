@@ -51,9 +51,10 @@ def _first_path(exc: BaseException) -> tuple[str | None, str]:
 def _schema_field(exc: Any) -> tuple[str | None, str]:
     """The failing field of a schema error; a missing or extra key is named itself, not its parent object."""
     failure = schema_failure(exc)
-    if failure.rule == "required" and isinstance(exc.value, Mapping):
+    # both keywords apply to objects only, so the failing value is always the object holding the key
+    if failure.rule == "required":
         return failure.target, "is required"
-    if failure.rule == "additionalProperties" and isinstance(exc.value, Mapping):
+    if failure.rule == "additionalProperties":
         return failure.target, "is not an allowed field"
     return failure.field, failure.detail or failure.message
 
