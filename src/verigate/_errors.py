@@ -1,28 +1,9 @@
 """One exception tree for verigate; every class carries the exit code the CLI maps it to.
 
-::
-
-    VerigateError                      exit 2  (cannot run: usage, input, configuration)
-    ├── ConfigError                    exit 2  a configuration file or mapping is invalid (file:line field)
-    ├── InputError                     exit 2  bad input data (file:line field)
-    │   ├── CandidateError             exit 2  a Candidate / Termination that cannot be built
-    │   └── StrictJSONError            exit 2  JSON from outside that is not one unambiguous value
-    ├── SchemaError                    exit 2  a shipped or given JSON schema is unreadable
-    ├── PluginError                    exit 2  a plug-in failed to load or registered something invalid
-    ├── RuleError                      exit 2  a rule pack is invalid (file:line rule id)
-    ├── StoreError                     exit 2  the store is corrupt, locked past its timeout, or unreachable
-    │   └── LedgerTamperedError        exit 1  the hash chain of the ledger does not verify
-    ├── ReviewError                    exit 2  a pending review does not exist or cannot be resolved
-    ├── GateHeldError                  exit 3  a runtime adapter's run ended without a completed answer
-    │   ├── ReviewPendingError         exit 3  held for a person: ``review_id``
-    │   └── UnverifiedError            exit 3  ended unverified
-    ├── JudgeError                     --      a judge could not judge; the gate turns it into verification_error
-    ├── HookDecisionError              --      a hook handler returned a decision not allowed for its stage
-    └── EvidenceError                  exit 1  run evidence is rejected
-        ├── EvidenceLegacyError        exit 10 the input is a legacy arbiter record, not run evidence
-        └── EvidencePartialError       exit 11 the evidence is valid but partial (reasons listed)
-
-Exit code 3 (a CI signal from ``verigate grade``) is a result, not an exception.
+The tree and the exit code of each class: the table in docs/limits.md ("Errors on the command line"). Exit code
+3 is also ``verigate grade``'s CI signal, a result rather than an exception. A stage handler that returns a
+decision not allowed for its stage is no exception either: it is recorded and escalates (``escalate_hook_error``)
+inside the gate's decision.
 """
 
 from __future__ import annotations
@@ -37,7 +18,6 @@ __all__ = [
     "EvidenceLegacyError",
     "EvidencePartialError",
     "GateHeldError",
-    "HookDecisionError",
     "InputError",
     "JudgeError",
     "LedgerTamperedError",
@@ -162,10 +142,6 @@ class JudgeError(VerigateError):
     def __init__(self, reason: str, message: str | None = None) -> None:
         self.reason = reason
         super().__init__(message or reason)
-
-
-class HookDecisionError(VerigateError):
-    """A hook handler returned a decision that is not allowed for its stage."""
 
 
 class EvidenceError(VerigateError):

@@ -1,7 +1,9 @@
 """Every hook of the ``verigate`` pluggy project, each documenting how its results combine.
 
 Plug-ins implement hooks with ``@verigate.hookimpl`` and register through the entry-point group
-``verigate``. verigate's own stages are registered the same way (``verigate._builtins``).
+``verigate``. verigate's own stages are registered the same way (the ``_builtin`` modules of
+``verigate.gate``, ``verigate.judge``, ``verigate.redact``, ``verigate.rules`` and ``verigate.trace``, listed in
+``verigate._plugins.BUILTIN_PLUGINS``).
 
 Two families:
 
@@ -82,9 +84,12 @@ def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Seque
 
     ``config`` is the ``redaction:`` section (which packs are active); ``manager`` is the calling plug-in manager,
     so a redactor built on the rule engine takes its rule kinds from it instead of loading every plug-in again
-    (an implementation may leave it out: pluggy passes only the arguments it names). All results are concatenated and
-    applied in order, plug-ins sorted by name; each redactor only ever removes information — none can put back
-    what another removed. A redactor that raises stops the egress (fail closed: nothing is sent or stored).
+    (an implementation may leave it out: pluggy passes only the arguments it names). This hook is called through
+    pluggy, so the results come in pluggy's call order — the plug-in registered last first (entry points by name,
+    then the built-ins not installed as entry points, then the ``plugins`` given), ``tryfirst`` /
+    ``trylast`` moving an implementation to the front or back — and are concatenated and applied in that order.
+    Whatever the order, each redactor only ever removes information: none can put back what another removed. A
+    redactor that raises stops the egress (fail closed: nothing is sent or stored).
     """
 
 
