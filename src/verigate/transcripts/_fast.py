@@ -17,11 +17,14 @@ would give (tests/transcripts/test_fast_paths.py checks it against the plain pat
   both, floats are correctly rounded in both (a float out of range, which ``json.loads`` makes infinite, is an
   error to msgspec: the plain path).
 
-msgspec is a dependency; without it (a stripped install) every line takes the plain path.
+msgspec is a dependency, imported when the first transcript is read; without it (a stripped install) every line
+takes the plain path.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -34,12 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AVAILABLE", "claude_events", "claude_reader"]
 
-try:
-    import msgspec
-except ImportError:  # pragma: no cover (msgspec is a dependency; the plain path reads every line without it)
-    msgspec = None  # type: ignore[assignment]
-
-AVAILABLE = msgspec is not None
+#: msgspec is imported when the first transcript is read, not with this module: the hooks import the readers on
+#: their start-up path and read no transcript in most decisions
+AVAILABLE = importlib.util.find_spec("msgspec") is not None
 
 #: digits mapped to "0" and "{" to "[", so that one search finds a long digit run and one count the brackets
 _FOLD = bytes.maketrans(b"123456789{", b"000000000[")
@@ -66,34 +66,24 @@ class _Guard:
         return (bool(self.digits) and self.digits in folded) or folded.count(b"[") >= self.brackets
 
 
-if msgspec is not None:
-    class _Block(msgspec.Struct):
-        type: Any = None
-        id: Any = None
-        name: Any = None
-        input: Any = None
-        text: Any = None
-        tool_use_id: Any = None
-        content: Any = None
-        is_error: Any = None
+@functools.cache
+def _decoder() -> tuple[Callable[[str | bytes], Any], type[Exception]]:
+    """msgspec's decoder of a line's needed fields (Structs skip every other field unread) and its error."""
+    import msgspec
 
-    class _Message(msgspec.Struct):
-        id: Any = None
-        content: str | list[_Block] | None = None
+    # defstruct with the types as objects: class bodies here would carry string annotations (this module's
+    # ``from __future__ import annotations``) that msgspec resolves in the module's globals, where these are not
+    def fields(*names: str) -> list[tuple[str, Any, None]]:
+        return [(name, Any, None) for name in names]
 
-    class _Line(msgspec.Struct):
-        type: Any = None
-        message: _Message | None = None
-        cwd: Any = None
-        isSidechain: Any = None  # the transcript's own field names
-        subtype: Any = None
-        isMeta: Any = None
-        isCompactSummary: Any = None
-        isApiErrorMessage: Any = None
-        agentId: Any = None
-
-    _decode = msgspec.json.Decoder(_Line).decode
-    _DecodeError = msgspec.DecodeError
+    block = msgspec.defstruct("Block", fields("type", "id", "name", "input", "text", "tool_use_id", "content",
+                                              "is_error"))
+    content = str | list[block] | None  # type: ignore[valid-type]
+    message = msgspec.defstruct("Message", [*fields("id"), ("content", content, None)])
+    line = msgspec.defstruct("Line", [*fields("type"), ("message", message | None, None),
+                                      *fields("cwd", "isSidechain", "subtype", "isMeta", "isCompactSummary",
+                                              "isApiErrorMessage", "agentId")])
+    return msgspec.json.Decoder(line).decode, msgspec.DecodeError
 
 
 def _block_text(content: Any) -> str:
@@ -166,13 +156,14 @@ def claude_reader() -> Callable[[Transcript, int, str | bytes], list[Event] | tu
     """A function giving the events of one Claude Code line, or None: take the plain path (``decode_line`` and
     ``_claude_line``). One per transcript: the interpreter's limits are read when it is made."""
     plain = _Guard().plain
+    decode, decode_error = _decoder()
 
     def events(reader: Transcript, number: int, text: str | bytes) -> list[Event] | tuple[Event, ...] | None:
         if plain(text):
             return None
         try:
-            line = _decode(text)
-        except (_DecodeError, RecursionError):
+            line = decode(text)
+        except (decode_error, RecursionError):
             return None
         return _line_events(reader, number, line)
 
