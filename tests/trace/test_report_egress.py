@@ -153,7 +153,7 @@ def test_the_packs_of_verigate_yaml_are_the_ones_applied(tmp_path: Path) -> None
     traces = write_traces(tmp_path / "t.json", [run("t", "r1", [
         step("Read", file_path="/home/alice/repo/app.py", observation=f"key {token}")])])
     (tmp_path / "verigate.yaml").write_text("redaction:\n  packs: [secrets]\n")  # privacy off: paths stay
-    result = cli("grade", "--traces", traces.name, "--json", cwd=tmp_path)
+    result = cli("grade", "--traces", traces.name, "--json", "--steps", "all", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert token not in result.stdout and "/home/alice/repo/app.py" in result.stdout
     (tmp_path / "verigate.yaml").write_text("redaction: [\n")

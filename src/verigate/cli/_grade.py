@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=1, help="grade files in this many processes (default 1)")
     parser.add_argument("--keep-steps", type=int, default=None, metavar="N",
                         help="steps kept per run in the report (all are checked; flagged ones always kept)")
+    parser.add_argument("--steps", choices=("flagged", "all"), default="flagged",
+                        help="steps the reports carry: each flagged step with its neighbours (default), or every "
+                        "kept step (see --keep-steps)")
     return parser
 
 
@@ -143,6 +146,7 @@ def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
         report_egress,
         to_json,
     )
+    from ..trace._reports import select_steps
 
     config = load_trace_config(args.config)
     redaction = load_config().redaction  # the packs of ./verigate.yaml (a broken file is an error, exit 2)
@@ -164,8 +168,9 @@ def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
     finally:
         if bar is not None:
             bar.close()
-    # graded on the original data; from here on only the redacted report exists: every format below writes it
-    report = redact_report(report, report_egress(redaction, args.plugin))
+    # graded on the original data; from here on only the redacted report exists: every format below writes it.
+    # The steps no format will carry are dropped first, so they are never redacted (most of a long run's cost).
+    report = redact_report(select_steps(report, args.steps), report_egress(redaction, args.plugin))
     if args.junit:
         _write(args.junit, render_junit(report))
     if args.sarif:

@@ -1,4 +1,8 @@
-"""Rule packs: YAML files with a ``pack:`` name, validated against schemas/rule-pack.schema.json at load."""
+"""Rule packs: YAML files with a ``pack:`` name, validated against schemas/rule-pack.schema.json at load.
+
+:func:`load_pack` (a file or a shipped name) keeps each parsed pack in a per-user cache keyed by the sha256 of the
+file's bytes (``_cache``), so that an unchanged pack is not parsed with ruamel again in the next process.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ import attrs
 import fastjsonschema
 
 from .. import _data
+from .. import _json as strict_json
 from .._errors import RuleError, SchemaError
 from .._schema_errors import schema_failure
 from .._yaml import LoadedYaml, load_yaml, read_yaml_file
+from ._cache import entry_key, read_entry, write_entry
 
 __all__ = [
     "COMMON_FIELDS",
@@ -156,6 +162,65 @@ def load_pack_text(text: str, source: str) -> Pack:
     )
 
 
+def _examples_data(examples: tuple[Example, ...]) -> list[list[Any]]:
+    return [[example.text, example.line] for example in examples]
+
+
+def _pack_data(pack: Pack) -> dict[str, Any]:
+    """The pack as plain JSON values (a cache entry, see ``_cache``)."""
+    return {
+        "name": pack.name, "source": pack.source, "version": pack.version, "description": pack.description,
+        "category": pack.category, "disables": list(pack.disables),
+        "rules": [{"id": rule.id, "kind": rule.kind, "severity": rule.severity, "message": rule.message,
+                   "fields": dict(rule.fields), "references": list(rule.references), "metadata": dict(rule.metadata),
+                   "match": _examples_data(rule.match_examples), "no_match": _examples_data(rule.no_match_examples),
+                   "source": rule.source, "line": rule.line, "field_lines": dict(rule.field_lines)}
+                  for rule in pack.rules],
+    }
+
+
+def _pack_from_data(data: Any) -> Pack:
+    """The pack a cache entry holds; an unexpected shape raises (KeyError, TypeError, ValueError)."""
+
+    def examples(items: Any) -> tuple[Example, ...]:
+        return tuple(Example(text, line) for text, line in items)
+
+    rules = tuple(Rule(id=raw["id"], kind=raw["kind"], severity=raw["severity"], message=raw["message"],
+                       fields=dict(raw["fields"]), references=tuple(raw["references"]),
+                       metadata=dict(raw["metadata"]), match_examples=examples(raw["match"]),
+                       no_match_examples=examples(raw["no_match"]), source=raw["source"], line=raw["line"],
+                       field_lines=dict(raw["field_lines"]))
+                  for raw in data["rules"])
+    return Pack(name=data["name"], rules=rules, source=data["source"], version=data["version"],
+                description=data["description"], category=data["category"], disables=tuple(data["disables"]))
+
+
+def _same_pack(left: Pack, right: Pack) -> bool:
+    """Equal, field lines included (``Rule`` leaves them out of its equality)."""
+    return left == right and all(one.field_lines == other.field_lines
+                                 for one, other in zip(left.rules, right.rules, strict=True))
+
+
+def _load_cached(text: str, source: str) -> Pack:
+    """:func:`load_pack_text`, skipped when the per-user cache holds this exact text's pack (see ``_cache``)."""
+    key = entry_key(text, source)
+    data = read_entry(key)
+    if data is not None:
+        try:
+            return _pack_from_data(data)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # an entry of another shape: parse the YAML and replace it
+    pack = load_pack_text(text, source)  # an error propagates: a broken pack is never cached
+    try:
+        data = strict_json.loads(strict_json.dumps(_pack_data(pack)))  # exactly what a later read gives
+        exact = _same_pack(_pack_from_data(data), pack)
+    except (TypeError, ValueError):
+        exact = False
+    if exact:  # a pack JSON cannot carry exactly (a tuple, a date object) is parsed from its YAML every time
+        write_entry(key, data)
+    return pack
+
+
 def _looks_like_path(value: str | Path) -> bool:
     return isinstance(value, Path) or "/" in value or "\\" in value or value.endswith((".yaml", ".yml"))
 
@@ -165,7 +230,7 @@ def load_pack(path_or_name: str | Path) -> Pack:
     if _looks_like_path(path_or_name):
         path = Path(path_or_name)
         text = read_yaml_file(path, error=RuleError, what="rule pack")
-        return load_pack_text(text, str(path))
+        return _load_cached(text, str(path))
     return _shipped_pack(str(path_or_name))
 
 
@@ -177,7 +242,7 @@ def _shipped_pack(name: str) -> Pack:
     except SchemaError as exc:
         available = ", ".join(shipped_packs()) or "none"
         raise RuleError(f"no shipped rule pack named {name!r} (shipped: {available})") from exc
-    return load_pack_text(text, f"rules/{name}.yaml")
+    return _load_cached(text, f"rules/{name}.yaml")
 
 
 def shipped_packs() -> tuple[str, ...]:

@@ -244,9 +244,38 @@ def load_trace_config(path_or_mapping: str | Path | Mapping[str, Any] | None = N
     else:
         source = str(path_or_mapping)
         text = read_yaml_file(path_or_mapping, error=ConfigError, what="trace-grader configuration")
+    cached = _cached_data(text, source)
+    if cached is not None:
+        try:
+            return build_trace_config(cached, source)
+        except ConfigError:
+            pass  # cannot happen for data that built once; the YAML path below words the error with its line
     loaded = load_yaml(text, source, error=ConfigError)
     if loaded.data is None:
         loaded = attrs.evolve(loaded, data={})  # an empty file (or only comments): every default
     if not isinstance(loaded.data, Mapping):
         raise ConfigError("the trace-grader configuration must be a mapping", source=source, line=1)
-    return build_trace_config(loaded.data, source, loaded)
+    config = build_trace_config(loaded.data, source, loaded)
+    _keep_data(text, source, loaded.data)  # only a config that built: a broken one is parsed (and reported) again
+    return config
+
+
+def _cached_data(text: str, source: str) -> Any:
+    """The parsed YAML of exactly this text, from the per-user cache of parsed files (``verigate.rules._cache``:
+    keyed by the text's sha256, read strictly, a damaged entry ignored), or None."""
+    from ..rules._cache import entry_key, read_entry
+
+    data = read_entry(entry_key(text, f"trace-config:{source}"))
+    return data if isinstance(data, dict) else None
+
+
+def _keep_data(text: str, source: str, data: Any) -> None:
+    from .. import _json as strict_json
+    from ..rules._cache import entry_key, write_entry
+
+    try:
+        exact = strict_json.loads(strict_json.dumps(data)) == data  # no entry for what JSON cannot carry exactly
+    except (TypeError, ValueError):
+        exact = False
+    if exact:
+        write_entry(entry_key(text, f"trace-config:{source}"), data)

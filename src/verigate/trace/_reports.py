@@ -5,20 +5,25 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 from xml.etree import ElementTree
+
+import attrs
 
 from ._builtin import BUILTIN_RULES
 from ._model import SEVERITIES, Flag, GradeReport, RunResult, Step
 from ._redact import ensure_redacted
 
 __all__ = [
+    "NEIGHBOUR_STEPS",
+    "StepSelection",
     "github_annotations",
     "github_summary",
     "render_junit",
     "render_sarif",
     "render_text",
+    "select_steps",
     "to_json",
 ]
 
@@ -117,6 +122,41 @@ def render_text(report: GradeReport) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------ JSON
+
+#: which kept steps a report carries: every flagged step with its neighbours (what a reader needs), or all
+StepSelection = Literal["flagged", "all"]
+#: kept steps shown on each side of a flagged one, so that a reader sees what led to it and what came after
+NEIGHBOUR_STEPS = 2
+
+
+def select_steps(report: GradeReport, steps: StepSelection = "flagged") -> GradeReport:
+    """``report`` with each run carrying only its flagged steps and :data:`NEIGHBOUR_STEPS` kept steps on each
+    side of them (``"all"``: the report as it is). Grading, verdicts and flags are unchanged; ``step_count``
+    still counts every step. Done before redaction, the steps left out are never redacted (the cost of a
+    2,000-step report)."""
+    if steps == "all":
+        return report
+    if steps != "flagged":
+        raise ValueError(f"steps must be 'flagged' or 'all', not {steps!r}")
+    results = []
+    for result in report.runs:
+        run = result.run
+        flagged = {flag.step for flag in result.flags}
+        positions = [index for index, step in enumerate(run.steps) if step.step in flagged]
+        wanted = {near for index in positions
+                  for near in range(max(index - NEIGHBOUR_STEPS, 0),
+                                    min(index + NEIGHBOUR_STEPS + 1, len(run.steps)))}
+        kept = tuple(step for index, step in enumerate(run.steps) if index in wanted)
+        if len(kept) == len(run.steps):
+            results.append(result)
+            continue
+        grader_note = f"showing {len(run.steps)} of {run.step_count} steps "  # _RunGrader's, now out of date
+        notes = tuple(note for note in run.notes if not note.startswith(grader_note))
+        notes = (*notes, f"showing {len(kept)} of {run.step_count} steps: the flagged ones and {NEIGHBOUR_STEPS} on "
+                         "each side (all were checked; `--steps all` shows every kept step)")
+        results.append(attrs.evolve(result, run=attrs.evolve(run, steps=kept, notes=notes)))
+    return attrs.evolve(report, runs=tuple(results))
+
 
 
 def _step_json(step: Step) -> dict[str, Any]:

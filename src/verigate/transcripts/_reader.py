@@ -18,6 +18,7 @@ from .._transcript_lines import (
     claude_prompt_origin,
     codex_prompt_origin,
 )
+from . import _fast
 from ._events import AssistantText, CompactBoundary, Event, ToolResult, ToolUse, UserPrompt
 
 __all__ = ["MAX_WARNING_SAMPLES", "Transcript", "decode_line", "read_claude_code", "read_codex"]
@@ -146,8 +147,16 @@ class Transcript:
 
     def _events(self) -> Iterator[Event]:
         parse_line = self._parse_line
+        # Claude Code lines first try the fast decoder (``_fast``), which gives the same events or says "plain"
+        fast = _fast.claude_reader() if parse_line is _claude_line and _fast.AVAILABLE else None
         number = 0
         for number, line in enumerate(self._lines(), 1):
+            if fast is not None:
+                found = fast(self, number, line)
+                if found is not None:
+                    if found:
+                        yield from found
+                    continue
             try:
                 record = decode_line(line)
             except (ValueError, RecursionError):

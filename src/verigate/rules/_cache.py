@@ -1,0 +1,102 @@
+"""A per-user cache of parsed rule packs, keyed by the sha256 of each pack file's bytes (this module stores the
+entries; ``_pack`` turns packs into entries and back).
+
+Parsing the shipped YAML packs with ruamel costs a grader or a hook process a few hundred milliseconds, every
+time; the files rarely change. A parsed pack is therefore kept as strict JSON in
+``${VERIGATE_STATE_HOME:-${XDG_STATE_HOME:-~/.local/state}}/verigate/cache/rule-packs/`` (the self-gate's state
+root: out of the agents' sandboxes), one file per (pack bytes, source name, verigate version, format).
+
+The cache is never trusted over the YAML:
+
+* an entry is written only for a pack that loaded without error, and only when reading the entry back gives a
+  pack equal to the one parsed (a value JSON cannot carry exactly means no entry, not a different pack);
+* it is written atomically (:func:`verigate._fileio.replace_file`), so a reader sees a whole entry or none;
+* it is read with the strict JSON reader; an entry that does not parse, names another key, or whose content does
+  not match the sha256 it carries, or has any unexpected shape, is ignored and the pack is parsed from its YAML
+  (and the entry rewritten);
+* any failure to read or write the folder (read-only home, no space) only means parsing the YAML.
+
+The pack's rules are still compiled and every kind checked by :meth:`RuleSet.compile`, as for a pack just parsed.
+The trace grader keeps the parsed data of its config file here the same way (``verigate.trace._config``; it is
+still validated against its schema on every load).
+"""
+
+# os rather than pathlib: hooks import this on their start-up path
+# ruff: noqa: PTH103, PTH118, PTH120, PTH123
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .. import _json as strict_json
+from .._fileio import replace_file
+
+__all__ = ["CACHE_FORMAT", "cache_folder", "entry_key", "read_entry", "write_entry"]
+
+#: bump when the shape of an entry (or what a Pack holds) changes: older entries are then simply not found
+CACHE_FORMAT = 1
+#: an entry larger than this is not read (the shipped packs make entries of a few tens of KB)
+MAX_ENTRY_CHARS = 8 * 1024 * 1024
+
+
+def cache_folder(environ: Mapping[str, str] | None = None) -> str:
+    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root)."""
+    from ..selfgate._location import state_root
+
+    return os.path.join(state_root(environ), "cache", "rule-packs")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("verigate")
+    except Exception:  # a source checkout without metadata: the format number alone keys it
+        return "unknown"
+
+
+def entry_key(text: str, source: str) -> str:
+    """The entry of exactly this pack text from this source, for this verigate and entry format."""
+    material = strict_json.dumps({"format": CACHE_FORMAT, "pack_sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                  "source": source, "verigate": _version()})
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _path(key: str) -> str:
+    return os.path.join(cache_folder(), f"{key}.json")
+
+
+def read_entry(key: str) -> Any:
+    """The data of the entry ``key``, or None when there is none or it is damaged in any way (never trusted)."""
+    try:
+        with open(_path(key), "rb") as stream:
+            raw = stream.read(MAX_ENTRY_CHARS + 1)
+    except OSError:
+        return None
+    try:
+        entry = strict_json.loads(raw, max_chars=MAX_ENTRY_CHARS)
+        if type(entry) is not dict or entry.get("key") != key or entry.get("format") != CACHE_FORMAT:
+            return None
+        content = strict_json.dumps(entry["data"])
+        if hashlib.sha256(content.encode()).hexdigest() != entry.get("content_sha256"):
+            return None  # damaged (or written by something else): ignored
+        return entry["data"]
+    except Exception:  # any damage means: parse the YAML (the cache can only save time)
+        return None
+
+
+def write_entry(key: str, data: Any) -> None:
+    """Keep ``data`` (plain JSON values) as the entry ``key``, atomically; a failure to write is no error."""
+    try:
+        content = strict_json.dumps(data)
+        entry = strict_json.dumps({"content_sha256": hashlib.sha256(content.encode()).hexdigest(),
+                                   "data": data, "format": CACHE_FORMAT, "key": key})
+    except (TypeError, ValueError):  # a value JSON cannot hold: no entry
+        return
+    path = _path(key)
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        replace_file(path, entry.encode(), mode=0o600)
