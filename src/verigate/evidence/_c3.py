@@ -134,23 +134,26 @@ def check_snapshot_trio(container: Mapping[str, Any], reviewers: Any, *, strict:
 def binding_errors(record: Mapping[str, Any], artifacts: Mapping[str, bytes | None]) -> list[str]:
     """The hash bindings: source_sha, plan_hash, artifact_hashes, plan_package_hash and the reviewer snapshots."""
     errors: list[str] = []
+    # each artifact hashed once, plan.md included (its digest is compared and quoted)
+    digests = {name: None if content is None else sha256_of_bytes(content)
+               for name in ARTIFACTS for content in [artifacts.get(name)]}
     source_sha = record.get("source_sha")
     if not (isinstance(source_sha, str) and COMMIT_SHA.match(source_sha)):
         errors.append(f"source_sha {source_sha!r} is not 7-40 lowercase hex")
-    plan = artifacts.get("plan.md")
+    plan = digests["plan.md"]
     if plan is None:
         errors.append("plan.md is missing")
-    elif record.get("plan_hash") != sha256_of_bytes(plan):
-        errors.append(f"plan_hash {record.get('plan_hash')!r} is not the hash of plan.md ({sha256_of_bytes(plan)})")
+    elif record.get("plan_hash") != plan:
+        errors.append(f"plan_hash {record.get('plan_hash')!r} is not the hash of plan.md ({plan})")
     hashes = record.get("artifact_hashes")
     if not (isinstance(hashes, dict) and set(hashes) == set(ARTIFACTS)):
         errors.append(f"artifact_hashes must be an object with exactly the keys {list(ARTIFACTS)}")
     else:
         for name in ARTIFACTS:
-            content = artifacts.get(name)
-            if content is None:
+            digest = digests[name]
+            if digest is None:
                 errors.append(f"artifact {name} is missing")
-            elif hashes[name] != sha256_of_bytes(content):
+            elif hashes[name] != digest:
                 errors.append(f"artifact_hashes[{name!r}] does not match {name}")
         if record.get("plan_package_hash") != canonical_hash(hashes):
             errors.append("plan_package_hash is not the canonical hash of artifact_hashes")

@@ -17,6 +17,7 @@ __all__ = [
     "check_output_privacy",
     "evidence_ref_error",
     "redact",
+    "remember_value_scans",
     "scan_input_keys",
     "scrub_reasons",
 ]
@@ -61,8 +62,42 @@ def _walk_keys(value: Any) -> Iterator[str]:
             yield from _walk_keys(item)
 
 
+def _texts(value: Any) -> tuple[set[str], set[str]]:
+    """The distinct keys and string values at any depth, found without building a path for each node."""
+    keys: set[Any] = set()
+    strings: set[str] = set()
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        # exact types first (what a JSON parser builds); subclasses take the isinstance branch, as in the walks
+        if kind is str:
+            strings.add(item)
+        elif kind is dict:
+            keys.update(item)
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif isinstance(item, dict):
+            keys.update(item)
+            extend(item.values())
+        elif isinstance(item, list):
+            extend(item)
+        elif isinstance(item, str):
+            strings.add(item)
+    if not all(type(key) is str for key in keys):
+        keys = set(map(str, keys))  # the walks name a key by str(key)
+    return keys, strings
+
+
+_NAMED_KEYS = FORBIDDEN_KEYS | ACCOUNT_KEYS
+
+
 def scan_input_keys(value: Any, label: str) -> list[Escalation]:
     """Escalations for forbidden and account keys at any depth of an input; values are never copied."""
+    if _NAMED_KEYS.isdisjoint(_texts(value)[0]):
+        return []  # the walk below, in key order, only runs when there is something to report
     found: list[Escalation] = []
     for key in _walk_keys(value):
         if key in FORBIDDEN_KEYS:
@@ -88,6 +123,18 @@ def _secret_escalations(result: RedactionResult) -> list[Escalation]:
 def redact(text: str, secrets: Redactor) -> tuple[str, list[Escalation]]:
     """Reduce secrets and personal data (``secrets``: the rule packs), URLs to number references, absolute
     paths, e-mail addresses and @handles to placeholders; log each reduction, never the reduced text."""
+    entry = _MEMOS.get(id(secrets))
+    if entry is None or entry[0] is not secrets:
+        return _redact(text, secrets)
+    found = entry[2].get(text)
+    if found is None:
+        found = _redact(text, secrets)
+        _remember(entry[2], text, found)
+    reduced, escalations = found
+    return reduced, list(escalations)  # a copy: the caller may extend it, the memo must not change
+
+
+def _redact(text: str, secrets: Redactor) -> tuple[str, list[Escalation]]:
     # NFKC first: full-width "ｇｉｔｈｕｂ．ｃｏｍ" or "＠alice" must not slip past the ASCII patterns below
     scanned = secrets.redact(unicodedata.normalize("NFKC", text))
     escalations = _secret_escalations(scanned)
@@ -114,7 +161,47 @@ def evidence_ref_error(ref: Any) -> str | None:
     return None
 
 
-def _value_problems(text: str, secrets: Redactor) -> tuple[str, ...]:
+#: a remembered text is at most this long and each memo holds at most this many texts: memory stays bounded
+_MEMO_MAX_CHARS = 512
+_MEMO_MAX_TEXTS = 16384
+# id(redactor) -> (the redactor, output-check problems by text, reductions by text); the strong reference keeps
+# the id from being reused by another redactor
+_MEMOS: dict[int, tuple[Redactor, dict[str, tuple[str, ...]], dict[str, tuple[str, list[Escalation]]]]] = {}
+
+
+def remember_value_scans(secrets: Redactor) -> None:
+    """Let :func:`redact` and the output check remember, per process, what ``secrets`` makes of a short text.
+
+    Only for a redactor whose findings are a function of the text alone (compiled once, immutable, no plug-in
+    kinds): a remembered result is then exactly what a new scan of the same text derives, so nothing in an EV
+    is trusted — keys, enum values and fixed texts simply repeat across the EVs one process verifies."""
+    _MEMOS.setdefault(id(secrets), (secrets, {}, {}))
+
+
+def _remember(memo: dict[str, Any], text: str, value: Any) -> None:
+    if len(text) <= _MEMO_MAX_CHARS:
+        if len(memo) >= _MEMO_MAX_TEXTS:
+            memo.clear()  # bounded: start over rather than grow with every distinct hash the EVs carry
+        memo[text] = value
+
+
+def _value_problems(texts: Iterable[str], secrets: Redactor) -> dict[str, tuple[str, ...]]:
+    """What the output check finds in each text (each scanned once, or remembered: see remember_value_scans)."""
+    entry = _MEMOS.get(id(secrets))
+    if entry is None or entry[0] is not secrets:
+        return {text: _scan_value(text, secrets) for text in texts}
+    memo = entry[1]
+    problems: dict[str, tuple[str, ...]] = {}
+    for text in texts:
+        found: tuple[str, ...] | None = memo.get(text)
+        if found is None:
+            found = _scan_value(text, secrets)
+            _remember(memo, text, found)
+        problems[text] = found
+    return problems
+
+
+def _scan_value(text: str, secrets: Redactor) -> tuple[str, ...]:
     problems: list[str] = []
     folded = unicodedata.normalize("NFKC", text)
     if _ABSOLUTE.search(folded):
@@ -144,17 +231,18 @@ def _walk_strings(value: Any, path: str) -> Iterator[tuple[str, str, bool]]:
 
 def check_output_privacy(record: Any, secrets: Redactor) -> list[str]:
     """Every privacy violation in an EV (keys and string values at any depth); empty means clean."""
-    reasons: list[str] = []
+    keys, strings = _texts(record)
     # keys such as "kind" and "detail" repeat: each distinct text is scanned once
-    scanned: dict[str, tuple[str, ...]] = {}
+    scanned = _value_problems((keys - _NAMED_KEYS) | strings, secrets)
+    if _NAMED_KEYS.isdisjoint(keys) and not any(scanned.values()):
+        return []  # clean: the walk below, which names where each problem is, only runs to report one
+    reasons: list[str] = []
     for where, text, is_key in _walk_strings(record, ""):
         if is_key and text in FORBIDDEN_KEYS:
             reasons.append(f"{where}: forbidden key")
         elif is_key and text in ACCOUNT_KEYS:
             reasons.append(f"{where}: account key")
         else:
-            if text not in scanned:
-                scanned[text] = _value_problems(text, secrets)
             reasons += [f"{where}: {problem}{' (key)' if is_key else ''}" for problem in scanned[text]]
     return reasons
 

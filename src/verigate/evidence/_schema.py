@@ -61,13 +61,32 @@ def _shipped_schema() -> EvidenceSchema:
 def _load(schema_path: Path | None) -> EvidenceSchema:
     from .. import _data
 
-    try:
-        if schema_path is None:
+    if schema_path is None:
+        try:
             definition: Any = _data.schema(SCHEMA_NAME)
-        else:
-            definition = json.loads(schema_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, SchemaError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError, SchemaError) as exc:
+            raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
+        return _checked(definition)
+    try:
+        text = schema_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
+    # the file is read on every call (it may change); the same text is parsed, checked and compiled once
+    return _from_text(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _from_text(text: str) -> EvidenceSchema:
+    try:
+        definition = json.loads(text)
+    except ValueError as exc:
+        raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
+    return _checked(definition)
+
+
+def _checked(definition: Any) -> EvidenceSchema:
+    from .. import _data
+
     if not isinstance(definition, dict):
         raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: the root is not an object")
     properties, required = definition.get("properties"), definition.get("required")

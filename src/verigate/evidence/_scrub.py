@@ -6,6 +6,7 @@ import functools
 
 from ..redact import RulePackRedactor
 from ..rules import PhraseKind, RegexKind
+from ._privacy import remember_value_scans
 
 __all__ = ["SECRET_PACKS", "secret_scanner"]
 
@@ -16,5 +17,8 @@ SECRET_PACKS = ("secrets", "pii")
 @functools.cache
 def secret_scanner() -> RulePackRedactor:
     """The packs compiled with the built-in rule kinds only, so an installed plug-in cannot change an EV."""
-    return RulePackRedactor.from_packs(SECRET_PACKS, kinds={"regex": RegexKind(), "phrase": PhraseKind()},
-                                       name="run-evidence-secrets")
+    scanner = RulePackRedactor.from_packs(SECRET_PACKS, kinds={"regex": RegexKind(), "phrase": PhraseKind()},
+                                          name="run-evidence-secrets")
+    # built-in kinds only and compiled once: its findings depend on the text alone, so they may be remembered
+    remember_value_scans(scanner)
+    return scanner

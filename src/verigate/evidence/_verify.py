@@ -41,17 +41,36 @@ UNVERIFIED_ARBITER = "unverified:arbiter_records"
 _ARBITER_ITEM = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
 
 
+def _holds_unavailable(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif item == UNAVAILABLE and isinstance(item, str):
+            return True
+    return False
+
+
 def unavailable_paths(value: Any, path: str = "") -> list[str]:
     """Dotted paths (``a.b``, ``a[0].b``) of every ``"unavailable"`` at any depth, sorted and distinct."""
+    if not _holds_unavailable(value):
+        return []  # a complete EV: no path to build for any node
+    return _unavailable_paths(value, path)
+
+
+def _unavailable_paths(value: Any, path: str) -> list[str]:
     found: set[str] = set()
     if value == UNAVAILABLE and isinstance(value, str):
         found.add(path or "<root>")
     elif isinstance(value, dict):
         for key, item in value.items():
-            found.update(unavailable_paths(item, f"{path}.{key}" if path else str(key)))
+            found.update(_unavailable_paths(item, f"{path}.{key}" if path else str(key)))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found.update(unavailable_paths(item, f"{path}[{index}]"))
+            found.update(_unavailable_paths(item, f"{path}[{index}]"))
     return sorted(found)
 
 
@@ -73,7 +92,7 @@ def _schema_errors(record: Mapping[str, Any], schema: EvidenceSchema) -> list[st
     return []
 
 
-def _c3_errors(record: Mapping[str, Any], task_dir: Path) -> tuple[list[str], dict[str, Any] | None]:
+def _c3_errors(record: Mapping[str, Any], task_dir: Path, task_name: str) -> tuple[list[str], dict[str, Any] | None]:
     try:
         c3, artifacts = read_c3(task_dir)
     except EvidenceError as exc:
@@ -82,12 +101,12 @@ def _c3_errors(record: Mapping[str, Any], task_dir: Path) -> tuple[list[str], di
               for key in ("plan_hash", "source_sha") if record[key] != c3.get(key)]
     ref = record["c3_prime_decision_ref"]
     path = ref["path"]
-    if not path.endswith(f"{task_dir.resolve().name}/approvals/c3.json") or ".." in path.split("/"):
+    if not path.endswith(f"{task_name}/approvals/c3.json") or ".." in path.split("/"):
         errors.append(f"c3_prime_decision_ref.path {path!r} does not resolve to this task's approvals/c3.json")
     if ref["plan_package_hash"] != c3.get("plan_package_hash"):
         errors.append("c3_prime_decision_ref.plan_package_hash differs from c3.json (改竄兆候)")
     # the ref claims c3.json passed every rule: check that it still does, with the producer's own check
-    errors += [f"c3_prime_decision_ref: {reason}" for reason in check_c3(c3, task_dir.resolve().name, artifacts)]
+    errors += [f"c3_prime_decision_ref: {reason}" for reason in check_c3(c3, task_name, artifacts)]
     return errors, c3
 
 
@@ -199,14 +218,14 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     errors = _schema_errors(record, schema)
     if errors:
         raise EvidenceError(errors)
-    task_name = task_dir.resolve().name
+    task_name = task_dir.resolve().name  # resolved once: every check below names the same folder
     if record["task_id"] != task_name:
         raise EvidenceError([f"task_id: EV={record['task_id']!r} is not the task folder name {task_name!r}"])
     if record["schema_version"] != SCHEMA_VERSION:
         # a version this code does not know may mean fields this code does not check: refuse, never guess
         raise EvidenceError([f"schema_version {record['schema_version']!r} is not {SCHEMA_VERSION!r}, "
                              "the contract version this verifier re-derives"])
-    errors, c3 = _c3_errors(record, task_dir)
+    errors, c3 = _c3_errors(record, task_dir, task_name)
     errors += _injected_field_errors(record)
     unconfirmed = False
     if c3 is not None:
