@@ -15,11 +15,12 @@ from redact.embeddings import EMBEDDINGS, TOKENS
 from redact.secret_corpus import SECRET_RULES, near_misses, planted
 from verigate.redact import DEFAULT_PACKS, RulePackRedactor
 from verigate.redact._guards import GUARDS
-from verigate.redact._prefilter import RulePrefilter
+from verigate.redact._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from verigate.redact._views import views
 from verigate.rules import Prefiltered, RuleSet, TextView, load_pack
 
 REDACTOR = RulePackRedactor.from_packs(list(DEFAULT_PACKS))
+REDACTOR.redact("x" * RE2_AFTER_CHARS)  # past the warm-up: re2 decides from here on where it is installed
 RULESET = REDACTOR.ruleset
 SEARCHES = RulePrefilter(RULESET, use_re2=False)
 DEFAULT = RulePrefilter(RULESET)
@@ -175,3 +176,20 @@ def test_a_guard_matches_wherever_its_pattern_does(text: str) -> None:
     for pattern, guard in GUARDS.items():
         if re.search(pattern, text) is not None:
             assert re2.search(guard, text) is not None, (pattern, text)
+
+
+def test_a_redactor_imports_re2_only_once_it_has_scanned_enough() -> None:
+    try:
+        import re2  # noqa: F401
+    except ImportError:
+        installed = False
+    else:
+        installed = True
+    fresh = RulePackRedactor.from_packs(["pii"])
+    text = "mail a@b.example"
+    assert not fresh._prefilter.multi_pattern
+    assert fresh.redact(text) == fresh._redact_unfiltered(text)
+    fresh.redact("y" * RE2_AFTER_CHARS)
+    assert fresh._prefilter.multi_pattern is installed
+    assert REDACTOR._prefilter.multi_pattern is installed
+    assert fresh.redact(text) == fresh._redact_unfiltered(text)

@@ -14,7 +14,7 @@ import attrs
 from .._errors import RuleError
 from ..rules import Match, Pack, RuleKind, RuleSet, load_pack
 from ._base import Category, Finding, RedactionResult
-from ._prefilter import RulePrefilter
+from ._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from ._views import views
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class RulePackRedactor:
 
     @_prefilter.default
     def _build_prefilter(self) -> RulePrefilter:
-        return RulePrefilter(self.ruleset)
+        return RulePrefilter(self.ruleset, re2_after=RE2_AFTER_CHARS)
 
     @classmethod
     def from_packs(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,
