@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -14,6 +14,7 @@ import attrs
 from .._errors import RuleError
 from ..rules import Match, Pack, RuleKind, RuleSet, load_pack
 from ._base import Category, Finding, RedactionResult
+from ._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from ._views import views
 
 if TYPE_CHECKING:
@@ -74,6 +75,12 @@ class RulePackRedactor:
     ruleset: RuleSet = attrs.field(repr=False)
     categories: Mapping[str, Category] = attrs.field(repr=False)
     name: str = "verigate-rules"
+    #: built with the redactor (so once per cached redactor): which rules a text can need, in one pass
+    _prefilter: RulePrefilter = attrs.field(init=False, repr=False, eq=False)
+
+    @_prefilter.default
+    def _build_prefilter(self) -> RulePrefilter:
+        return RulePrefilter(self.ruleset, re2_after=RE2_AFTER_CHARS)
 
     @classmethod
     def from_packs(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,
@@ -100,16 +107,16 @@ class RulePackRedactor:
         return cls.from_packs([*shipped, *(Path(path) for path in config.extra_packs)], manager=manager,
                               kinds=kinds)
 
-    def _scan(self, text: str) -> list[Match]:
+    def _scan(self, text: str, scan: Callable[[str], tuple[Match, ...]]) -> list[Match]:
         """The matches in ``text`` and in its normalised views (ANSI removed, escapes decoded), each with its span
         of ``text``, ordered by span; a view only adds a match the original scan did not already report."""
-        matches = list(self.ruleset.scan(text))
+        matches = list(scan(text))
         normalised = views(text)
         if not normalised:
             return matches
         known = {(match.rule_id, match.start, match.end) for match in matches}
         for view in normalised:
-            for match in self.ruleset.scan(view.text):
+            for match in scan(view.text):
                 start, end = view.original_span(match.start, match.end)
                 if (match.rule_id, start, end) not in known:
                     known.add((match.rule_id, start, end))
@@ -118,6 +125,14 @@ class RulePackRedactor:
         return matches
 
     def redact(self, text: str | bytes) -> RedactionResult:
+        return self._redact(text, self._prefilter.scan)
+
+    def _redact_unfiltered(self, text: str | bytes) -> RedactionResult:
+        """:meth:`redact` with every text scanned by the whole rule set (no combined prefilter): the reference
+        the prefiltered pass must equal exactly (the property tests compare them)."""
+        return self._redact(text, self.ruleset.scan)
+
+    def _redact(self, text: str | bytes, scan: Callable[[str], tuple[Match, ...]]) -> RedactionResult:
         scanned = as_text(text)
         # only placeholders naming one of this redactor's rules are its own output: anything else shaped like one
         # (``[REDACTED:<a lowercase token>#1]``, written by whoever wrote the text) is scanned like any text
@@ -127,7 +142,7 @@ class RulePackRedactor:
         def inside_placeholder(match: Match) -> bool:
             return any(start <= match.start and match.end <= end for start, end in protected)
 
-        matches = [match for match in self._scan(scanned) if not inside_placeholder(match)]
+        matches = [match for match in self._scan(scanned, scan) if not inside_placeholder(match)]
         if not matches:
             return RedactionResult(scanned)
         regions = _regions([match for match in matches if not match.suppressed])

@@ -1,0 +1,53 @@
+"""Guards: for some shipped patterns, a re2 pattern every match of theirs implies, so that one re2 pass can rule
+out rules whose keyword is common (``/``, ``+``, ``://``) or that have none (card, IBAN, My Number numbers).
+
+A guard is written for one exact pattern (its text and flags): it matches the same text wherever the pattern
+matches, because it keeps a prefix of every match the pattern can make and reads a one-character lookbehind
+``(?<!X)`` as "the text starts here, or the character before is not X" (what the lookbehind means) and drops
+every other lookaround (which only removes matches). re2 classes read ``\\s`` as ASCII white space only, so a
+guard's ``[^\\s...]`` admits more than Python's: still implied. A pack whose pattern differs by one character
+gets no guard and the rule runs as before; ``tests/redact/test_prefilter.py`` checks each guard on generated
+and adversarial text against the pattern itself, and fails when a shipped pattern no longer has its guard.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["GUARDS"]
+
+#: pattern text -> guard (both for the Python flags ``re.UNICODE`` only, i.e. a pack rule without ``flags``)
+GUARDS: dict[str, str] = {
+    # payment-card-number: a first digit 2-6 not after a digit, dot, comma or hyphen, then 12 more digits
+    r"(?P<secret>[2-6](?<![0-9.,-][2-6])[0-9]{3}(?:[ -]?[0-9]){9,15})(?![0-9])":
+        r"(?:^|[^0-9.,-])[2-6][0-9]{3}(?:[ -]?[0-9]){9}",
+    # japan-my-number
+    r"(?P<secret>[0-9](?<![0-9.,-][0-9])[0-9]{3}[ -]?[0-9]{4}[ -]?[0-9]{4})(?![0-9-])":
+        r"(?:^|[^0-9.,-])[0-9]{4}[ -]?[0-9]{4}[ -]?[0-9]{4}",
+    # iban
+    r"(?P<secret>[A-Z](?<![A-Za-z0-9][A-Z])[A-Z][0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)(?![A-Za-z0-9])":
+        r"(?:^|[^A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2}",
+    # phone-number-japan: the pattern itself, its lookbehind read as a character before
+    r"(?P<secret>0(?<![A-Za-z0-9_+.-]0)(?:[5789]0-?[0-9]{4}-?[0-9]{4}|[0-9]{1,4}-[0-9]{1,4}-[0-9]{4}"
+    r"|[0-9]{1,4}\([0-9]{1,4}\)[0-9]{4}|120-?[0-9]{3}-?[0-9]{3}|800-?[0-9]{3}-?[0-9]{4}))(?![A-Za-z0-9_-])":
+        r"(?:^|[^A-Za-z0-9_+.-])0(?:[5789]0-?[0-9]{4}-?[0-9]{4}|[0-9]{1,4}-[0-9]{1,4}-[0-9]{4}"
+        r"|[0-9]{1,4}\([0-9]{1,4}\)[0-9]{4}|120-?[0-9]{3}-?[0-9]{3}|800-?[0-9]{3}-?[0-9]{4})",
+    # phone-number-international: "+", a country code and two more digit groups
+    r"(?<![A-Za-z0-9_+])(?P<secret>\+[1-9][0-9]{0,2}(?:[ .-]?\(?[0-9]{1,4}\)?){2,6})(?![0-9])":
+        r"(?:^|[^A-Za-z0-9_+])\+[1-9][0-9]{0,2}(?:[ .-]?\(?[0-9]{1,4}\)?){2}",
+    # posix-absolute-path: a slash that starts a path (not inside a URL or word), a name and a second slash
+    r"(?<![A-Za-z0-9_.:/~$\\@+-])(?P<secret>/(?:[A-Za-z0-9_.@+~-]+/)+[A-Za-z0-9_.@+~-]*)":
+        r"(?:^|[^A-Za-z0-9_.:/~$\\@+-])/[A-Za-z0-9_.@+~-]+/",
+    # windows-absolute-path: a drive and one path character, or a UNC host and one path character
+    r"(?<![A-Za-z0-9])(?P<secret>[A-Za-z]:(?:[\\/]{1,2}[^\\/:*?" r'"<>|\s]+)+[\\/]{0,2}'
+    r"|\\\\[A-Za-z0-9._$-]+(?:\\[^\\/:*?" r'"<>|\s]+)+)':
+        r"(?:^|[^A-Za-z0-9])(?:[A-Za-z]:[\\/]{1,2}[^\\/:*?" r'"<>|\s]'
+        r"|\\\\[A-Za-z0-9._$-]+\\[^\\/:*?" r'"<>|\s])',
+    # url-credentials: "://", a user part, ":", a password part and "@"
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}://(?P<secret>[^\s:/?#@'" r'"<>\[\]]*:[^\s/?#@' r"'"
+    r'"<>]+)@(?=[A-Za-z0-9.\[_-])':
+        r"://[^\s:/?#@'" r'"<>\[\]]*:[^\s/?#@' r"'" r'"<>]+@',
+}
+
+#: the only flags a guard was written for (a pattern compiled from a str without ``flags:``)
+GUARD_FLAGS = re.UNICODE
