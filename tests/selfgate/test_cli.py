@@ -12,15 +12,6 @@ import time
 
 from selfgate_helpers import Session
 
-from verigate._config import SelfGateConfig
-from verigate.selfgate import _enforce
-
-
-def test_defaults_match_the_configuration_defaults() -> None:
-    defaults = SelfGateConfig()
-    assert (defaults.mode, defaults.blocked_tools, defaults.store, defaults.hardening) == \
-        (_enforce.DEFAULT_MODE, _enforce.DEFAULT_BLOCKED_TOOLS, _enforce.DEFAULT_STORE, _enforce.DEFAULT_HARDENING)
-
 
 def scanned(session: Session) -> str:
     session.assistant("Step 2 の実装前にユーザーの再承認を取ります。")

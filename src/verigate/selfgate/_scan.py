@@ -12,9 +12,9 @@ import attrs
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, Gate, GateState, fold
 from ._phrases import CloseCommand, PhraseHit
-from ._policy import problem_gate_text
-from ._quick import Signature, signature
+from ._statsig import Signature, signature
 from ._store import Cursor, GateStore, StoreProblem
+from ._tool_policy import problem_gate_text
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
 __all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "subagent_folder", "sync",
