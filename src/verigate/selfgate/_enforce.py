@@ -38,7 +38,7 @@ from ._tool_policy import describe as describe_refs
 from ._tool_policy import how_to_close as how_to_close_refs
 
 if TYPE_CHECKING:
-    from ._fold import Gate
+    from ._fold import SelfGate
     from ._scan import SyncResult
 
 __all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES",
@@ -174,15 +174,15 @@ def _transcript(hook_input: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _refs(gates: Sequence[Gate]) -> list[tuple[str, str]]:
+def _refs(gates: Sequence[SelfGate]) -> list[tuple[str, str]]:
     return [(gate.gate_id, gate.gate_text) for gate in gates]
 
 
-def how_to_close(gates: Sequence[Gate]) -> str:
+def how_to_close(gates: Sequence[SelfGate]) -> str:
     return how_to_close_refs(_refs(gates))
 
 
-def describe(gates: Sequence[Gate]) -> str:
+def describe(gates: Sequence[SelfGate]) -> str:
     return describe_refs(_refs(gates))
 
 

@@ -22,7 +22,6 @@ from ._defaults import (
     as_mode,
     mode_from_env,
 )
-from ._flock import hold, open_lock
 from ._guard import protected_for, violation
 from ._keywords import contains_keyword
 from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths, store_paths
@@ -176,6 +175,8 @@ def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cu
              transcript: Signature, store: str) -> None:
     """Save the moved cursor and cache under the store lock, if the store is still as folded; when the lock is
     busy or the store moved on, save nothing (the answer stands: it was right when the store was checked)."""
+    from ._flock import hold, open_lock  # fcntl and time only for a call that caught up
+
     try:
         lock = open_lock(store_paths(store)[1], create=False)
     except OSError:
