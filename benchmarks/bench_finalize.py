@@ -1,6 +1,7 @@
 """How much the gate adds to one judge call: µs per finalize vs the bare judge, measured in the same run.
 
-Run: ``.venv/bin/python benchmarks/bench_finalize.py [--iterations N]``. Nothing is asserted; it prints ratios.
+Run: ``.venv/bin/python benchmarks/bench_finalize.py [--iterations N] [--rounds N] [--quick]``. Nothing is
+asserted; it prints ratios.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ async def per_call_us(operations: Mapping[str, tuple[Operation, int]], rounds: i
     return best
 
 
-async def bench(iterations: int, folder: Path) -> None:
+async def bench(iterations: int, folder: Path, rounds: int | None = None) -> None:
     config = {"judge": {"client": "callable"}}
     memory = Gate.from_config(config, judge_function=judge_function, store=":memory:", entry_points=False)
     sqlite = Gate.from_config(config, judge_function=judge_function, store=str(folder / "bench.db"),
@@ -109,7 +110,7 @@ async def bench(iterations: int, folder: Path) -> None:
     async def finalize_sqlite(index: int) -> object:
         return await sqlite.finalize(candidate(index), natural)
 
-    rounds = max(7, 3000 // iterations)
+    rounds = rounds or max(7, 3000 // iterations)
     measured = await per_call_us({
         "function": (bare_function, iterations), "engine": (bare_engine, iterations),
         "redact": (redact_candidate, iterations), "store": (store_writes, iterations),
@@ -138,9 +139,12 @@ async def bench(iterations: int, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=None, help="default: max(7, 3000 // iterations)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 iterations, 2 rounds")
     args = parser.parse_args()
+    iterations, rounds = (5, 2) if args.quick else (args.iterations, args.rounds)
     with tempfile.TemporaryDirectory() as folder:
-        asyncio.run(bench(args.iterations, Path(folder)))
+        asyncio.run(bench(iterations, Path(folder), rounds))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: grade a generated Claude Code transcript; throughput next to plain ``json.loads`` of the same lines.
 
-    python benchmarks/bench_grade.py [--mb 200] [--rounds 3]
+    python benchmarks/bench_grade.py [--mb 200] [--rounds 3] [--quick]
 
 Each measurement runs in a fresh child process so that its peak RSS is its own. Throughput is given by wall-clock
 time and by the child's CPU time: on a machine shared with other work the CPU-time ratio is the steadier one (a
@@ -137,11 +137,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=int, default=200, help="size of the generated transcript (MB)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the best of each is reported")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 MB, 1 round")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child[0], Path(args.child[1]))
         return
+    if args.quick:
+        args.mb, args.rounds = 1, 1
     with tempfile.TemporaryDirectory(prefix="verigate-bench-") as folder:
         big, small = Path(folder) / "big.jsonl", Path(folder) / "small.jsonl"
         generate(big, args.mb)

@@ -1,10 +1,11 @@
 """Judge overhead: what llm_judge adds around a model call, and the HTTP clients against a raw POST, in one run.
 
-Run: ``.venv/bin/python benchmarks/bench_judge.py [count]`` (needs the plug-ins installed; see README).
+Run: ``.venv/bin/python benchmarks/bench_judge.py [count] [--quick]`` (needs the plug-ins installed; see README).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import http.client
 import json
@@ -94,4 +95,8 @@ def main(count: int = 200) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("count", type=int, nargs="?", default=200, help="judge calls per measurement")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (10 calls)")
+    args = parser.parse_args()
+    main(10 if args.quick else args.count)

@@ -1,6 +1,6 @@
 """Benchmark: verigate's ``secrets`` pack vs detect-secrets on one generated corpus (MB/s, recall, precision).
 
-Run: ``.venv/bin/python benchmarks/bench_redact.py [--mb 3] [--seed 0]``. Prints numbers; asserts nothing.
+Run: ``.venv/bin/python benchmarks/bench_redact.py [--mb 3] [--seed 0] [--quick]``. Prints numbers; asserts nothing.
 
 The corpus is a few MB of files: ordinary source code (the Python standard library, tests excluded), generated
 service logs and prose, with true tokens of every secret rule planted on their own lines (generated at run time
@@ -182,7 +182,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=3.0, help="corpus size in megabytes (default 3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="a smoke run (0.1 MB)")
     args = parser.parse_args()
+    if args.quick:
+        args.mb = 0.1
     with tempfile.TemporaryDirectory(prefix="verigate-bench-") as tmp:
         folder = Path(tmp)
         labels = build_corpus(folder, args.mb, args.seed)

@@ -1,6 +1,7 @@
 """Pre-tool-use hook wall time on a large transcript (first and following calls) against bare interpreter start-up.
 
-Run: ``.venv/bin/python benchmarks/bench_selfgate_hook.py [--size-mb 100] [--repeat 5] [--no-bytecode-cache]``.
+Run: ``.venv/bin/python benchmarks/bench_selfgate_hook.py [--size-mb 100] [--repeat 5] [--no-bytecode-cache]
+[--quick]``.
 Prints ratios, asserts nothing: absolute times depend on the machine and its load. Every command runs with its
 bytecode cached (in a temporary ``PYTHONPYCACHEPREFIX``), as from an installed wheel, unless
 ``--no-bytecode-cache`` keeps the environment's setting (``PYTHONDONTWRITEBYTECODE=1`` recompiles each module on
@@ -72,7 +73,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="keep the environment's PYTHONDONTWRITEBYTECODE / PYTHONPYCACHEPREFIX")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 MB, 1 run each")
     args = parser.parse_args()
+    if args.quick:
+        args.size_mb, args.repeat = 1, 1
     python = sys.executable
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

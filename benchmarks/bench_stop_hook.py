@@ -1,11 +1,12 @@
 """Stop hook wall time: ``verigate hook claude-code stop`` as a process (start-up, transcript parse, finalize with a
 loopback judge that answers at once) against ``python -c pass``, measured in the same run.
 
-Run: ``.venv/bin/python benchmarks/bench_stop_hook.py [runs]`` (needs the plug-ins installed; see README).
+Run: ``.venv/bin/python benchmarks/bench_stop_hook.py [runs] [--quick]`` (needs the plug-ins installed; see README).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -79,4 +80,8 @@ def main(runs: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", type=int, nargs="?", default=5, help="runs of each command (the median is shown)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (1 run each)")
+    args = parser.parse_args()
+    main(1 if args.quick else args.runs)

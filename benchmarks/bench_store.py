@@ -1,6 +1,6 @@
 """Store throughput: ledger appends/s and begin_attempt/s against bare sqlite3 inserts measured in the same run.
 
-Usage: python benchmarks/bench_store.py [--rows N] [--dir FOLDER]
+Usage: python benchmarks/bench_store.py [--rows N] [--dir FOLDER] [--quick]
 
 Both sides use one file in WAL mode and one BEGIN IMMEDIATE transaction per row, first with the store's default
 durability (synchronous NORMAL: these writes are not flushed one by one) and then with ``sync_every_write``
@@ -63,7 +63,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--dir", type=Path, default=None, help="where to put the files (default: a temp folder)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (50 rows)")
     args = parser.parse_args()
+    if args.quick:
+        args.rows = 50
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         base = Path(folder)
         print(f"rows per measurement: {args.rows}; files in {base} (sqlite {sqlite3.sqlite_version})")

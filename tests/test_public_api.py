@@ -8,7 +8,7 @@ import sys
 import verigate
 
 SUBMODULES = {"hookspecs", "cli", "judge", "store", "gate", "rules", "redact", "transcripts", "trace",
-              "selfgate", "evidence", "hooks", "testing", "annotations"}
+              "selfgate", "evidence", "hooks", "testing", "annotations", "runtimes"}
 
 
 def test_all_is_sorted_and_complete() -> None:
@@ -37,3 +37,12 @@ def test_unknown_attributes_still_raise() -> None:
         assert "NoSuchThing" in str(exc)
     else:
         raise AssertionError("verigate.NoSuchThing should not exist")
+
+
+def test_version_is_the_distributions() -> None:
+    # one source: pyproject.toml reads the version from verigate/__init__.py
+    from importlib import metadata
+
+    assert verigate.__version__ == metadata.version("verigate-agents")
+    done = subprocess.run([sys.executable, "-m", "verigate", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"verigate {verigate.__version__}"

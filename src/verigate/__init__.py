@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import importlib as _importlib
 
+#: the distribution verigate-agents reads its version from here (pyproject.toml, [tool.hatch.version])
+__version__ = "1.0.0"
+
 from ._errors import (
     CandidateError,
     ConfigError,
     EvidenceError,
     EvidenceLegacyError,
     EvidencePartialError,
-    HookDecisionError,
+    GateHeldError,
     InputError,
     JudgeError,
     LedgerTamperedError,
     PluginError,
     ReviewError,
+    ReviewPendingError,
     RuleError,
     SchemaError,
     StoreError,
     StrictJSONError,
+    UnverifiedError,
     VerigateError,
 )
 
@@ -33,6 +38,7 @@ if _TYPE_CHECKING:
         HookRecord,
         PostDecision,
         Reflection,
+        StageContext,
         StopDirective,
         Strengthen,
         StructuralFinding,
@@ -67,6 +73,7 @@ _LAZY = {
     "LoopResult": "verigate.gate",
     "PostDecision": "verigate._models",
     "Reflection": "verigate._models",
+    "StageContext": "verigate._models",
     "StepResult": "verigate.gate",
     "StopDirective": "verigate._models",
     "Strengthen": "verigate._models",
@@ -111,7 +118,7 @@ __all__ = [
     "EvidencePartialError",
     "FinalizeResult",
     "Gate",
-    "HookDecisionError",
+    "GateHeldError",
     "HookRecord",
     "InputError",
     "JudgeError",
@@ -121,8 +128,10 @@ __all__ = [
     "PostDecision",
     "Reflection",
     "ReviewError",
+    "ReviewPendingError",
     "RuleError",
     "SchemaError",
+    "StageContext",
     "StepResult",
     "StopDirective",
     "StoreError",
@@ -132,6 +141,7 @@ __all__ = [
     "Termination",
     "TerminationReason",
     "ToolObservation",
+    "UnverifiedError",
     "Verdict",
     "VerigateError",
     "finalize_and_return",

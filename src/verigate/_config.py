@@ -1,10 +1,16 @@
-"""verigate.yaml: load, validate against schemas/config.schema.json, and build the typed configuration."""
+"""verigate.yaml: load, validate against schemas/config.schema.json, and build the typed configuration.
+
+The typed Config is structured by the models' strict cattrs converter (unknown keys refused, no coercion), which
+is imported when a configuration is first built, not when this module is: many modules import the section types
+alone, and a project without verigate.yaml gets the defaults without loading cattrs.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import fastjsonschema
@@ -14,8 +20,11 @@ from ._errors import ConfigError
 from ._logging import get_logger
 from ._schema_errors import schema_failure
 from ._yaml import LoadedYaml, load_yaml, read_yaml_file
-from .judge._base import JudgeCaps, JudgeConfig
+from .judge._base import JudgeConfig
 from .selfgate._defaults import DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, DEFAULT_MODE, DEFAULT_STORE
+
+if TYPE_CHECKING:
+    import cattrs  # for the annotations; imported at run time on first use
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -87,7 +96,8 @@ class Config:
     warnings: tuple[str, ...] = ()
 
 
-def _judge(section: Mapping[str, Any], legacy_engine: str | None, warnings: list[str]) -> JudgeConfig:
+def _judge(section: Mapping[str, Any], legacy_engine: str | None, warnings: list[str]) -> dict[str, Any]:
+    """The ``judge:`` section with its engine resolved (a legacy name, or the top-level ``judgment_engine``)."""
     values = dict(section)
     engine = values.get("engine", legacy_engine or "llm_judge")
     if engine in LEGACY_ENGINE_NAMES:
@@ -96,13 +106,37 @@ def _judge(section: Mapping[str, Any], legacy_engine: str | None, warnings: list
         log.warning(message)
         engine = "llm_judge"
     values["engine"] = engine
-    caps = values.pop("caps", None)
-    return JudgeConfig(caps=JudgeCaps(**caps) if caps else JudgeCaps(), **values)
+    return values
 
 
-def _with_tuples(section: Mapping[str, Any]) -> dict[str, Any]:
-    """YAML lists become tuples: configuration objects are immutable."""
-    return {key: tuple(value) if isinstance(value, list) else value for key, value in section.items()}
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The models' strict converter, except that ``judge.options`` is kept as written: it belongs to a plug-in,
+    which documents (and checks) its own keys and values."""
+    from ._converters import structure_converter
+
+    converter = structure_converter().copy()
+    converter.register_structure_hook_func(lambda kind: kind == Mapping[str, Any], lambda value, _kind: dict(value))
+    return converter
+
+
+def _schema_error(exc: fastjsonschema.JsonSchemaValueException, source: str,
+                  loaded: LoadedYaml | None) -> ConfigError:
+    failure = schema_failure(exc)
+    field = failure.field if failure.rule != "additionalProperties" else failure.target
+    # point at the offending key itself, not at the section holding it
+    path = field.split(".") if field else []
+    line = loaded.line_of(path) if loaded is not None and path else None
+    return ConfigError(failure.message, source=source, line=line, field=field)
+
+
+def _structure_error(exc: BaseException, source: str, loaded: LoadedYaml | None) -> ConfigError:
+    from ._converters import first_error
+
+    path, message = first_error(exc)
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".") or None
+    line = loaded.line_of(list(path)) if loaded is not None and path else None
+    return ConfigError(message, source=source, line=line, field=field)
 
 
 def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Config:
@@ -112,29 +146,21 @@ def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Co
     try:
         _data.compiled_schema("config.schema.json")(data)
     except fastjsonschema.JsonSchemaValueException as exc:
-        failure = schema_failure(exc)
-        path = failure.field.split(".") if failure.field else []
-        if failure.rule == "additionalProperties" and failure.key is not None:
-            path.append(failure.key)  # point at the offending key itself, not at the section holding it
-        line = loaded.line_of(path) if loaded is not None and path else None
-        raise ConfigError(failure.message, source=source, line=line, field=".".join(path) or None) from exc
+        raise _schema_error(exc, source, loaded) from exc
+    import cattrs
+
     warnings: list[str] = []
+    sections = {key: value for key, value in data.items() if key not in ("judge", "judgment_engine")}
     legacy_engine = data.get("judgment_engine")
     judge_section = data.get("judge")
-    judge = None
     if judge_section is not None or legacy_engine is not None:
-        judge = _judge(judge_section or {}, legacy_engine, warnings)
-    return Config(
-        judge=judge,
-        budget=BudgetConfig(**data.get("budget", {})),
-        hooks=HooksConfig(**data.get("hooks", {})),
-        redaction=RedactionConfig(**_with_tuples(data.get("redaction", {}))),
-        store=StoreConfig(**data.get("store", {})),
-        self_gate=SelfGateConfig(**_with_tuples(data.get("self_gate", {}))),
-        plugins=tuple(data.get("plugins", ())),
-        source=source,
-        warnings=tuple(warnings),
-    )
+        sections["judge"] = _judge(judge_section or {}, legacy_engine, warnings)
+    try:
+        config = _converter().structure(sections, Config)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        # the schema has already checked every value: this is a model the schema does not describe exactly
+        raise _structure_error(exc, source, loaded) from exc
+    return attrs.evolve(config, source=source, warnings=tuple(warnings))
 
 
 def load_config(path_or_mapping: str | Path | Mapping[str, Any] | None = None) -> Config:

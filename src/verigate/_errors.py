@@ -1,30 +1,15 @@
 """One exception tree for verigate; every class carries the exit code the CLI maps it to.
 
-::
-
-    VerigateError                      exit 2  (cannot run: usage, input, configuration)
-    ├── ConfigError                    exit 2  a configuration file or mapping is invalid (file:line field)
-    ├── InputError                     exit 2  bad input data (file:line field)
-    │   ├── CandidateError             exit 2  a Candidate / Termination that cannot be built
-    │   └── StrictJSONError            exit 2  JSON from outside that is not one unambiguous value
-    ├── SchemaError                    exit 2  a shipped or given JSON schema is unreadable
-    ├── PluginError                    exit 2  a plug-in failed to load or registered something invalid
-    ├── RuleError                      exit 2  a rule pack is invalid (file:line rule id)
-    ├── StoreError                     exit 2  the store is corrupt, locked past its timeout, or unreachable
-    │   └── LedgerTamperedError        exit 1  the hash chain of the ledger does not verify
-    ├── ReviewError                    exit 2  a pending review does not exist or cannot be resolved
-    ├── JudgeError                     --      a judge could not judge; the gate turns it into verification_error
-    ├── HookDecisionError              --      a hook handler returned a decision not allowed for its stage
-    └── EvidenceError                  exit 1  run evidence is rejected
-        ├── EvidenceLegacyError        exit 10 the input is a legacy arbiter record, not run evidence
-        └── EvidencePartialError       exit 11 the evidence is valid but partial (reasons listed)
-
-Exit code 3 (a CI signal from ``verigate grade``) is a result, not an exception.
+The tree and the exit code of each class: the table in docs/limits.md ("Errors on the command line"). Exit code
+3 is also ``verigate grade``'s CI signal, a result rather than an exception. A stage handler that returns a
+decision not allowed for its stage is no exception either: it is recorded and escalates (``escalate_hook_error``)
+inside the gate's decision.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "CandidateError",
@@ -32,16 +17,18 @@ __all__ = [
     "EvidenceError",
     "EvidenceLegacyError",
     "EvidencePartialError",
-    "HookDecisionError",
+    "GateHeldError",
     "InputError",
     "JudgeError",
     "LedgerTamperedError",
     "PluginError",
     "ReviewError",
+    "ReviewPendingError",
     "RuleError",
     "SchemaError",
     "StoreError",
     "StrictJSONError",
+    "UnverifiedError",
     "VerigateError",
     "where",
 ]
@@ -126,16 +113,35 @@ class ReviewError(VerigateError):
     """A pending review does not exist or cannot be resolved as asked."""
 
 
+class GateHeldError(VerigateError):
+    """A runtime adapter's run ended without a completed answer; nothing was handed out. ``result`` is the gate's
+    ``FinalizeResult``; ``review_id`` the pending review's id (None when it is not a review, or could not be
+    stored: then ``result.pending_text`` keeps the candidate)."""
+
+    exit_code = 3
+
+    def __init__(self, result: Any, message: str) -> None:
+        self.result = result
+        self.outcome: str = result.outcome
+        self.policy_action: str = result.policy_action
+        self.review_id: str | None = result.pending_id
+        super().__init__(message)
+
+
+class ReviewPendingError(GateHeldError):
+    """The gate filed the answer for a person (``verigate review``); ``review_id`` names the review."""
+
+
+class UnverifiedError(GateHeldError):
+    """The run ended unverified (verification skipped, or a revise the runtime cannot make)."""
+
+
 class JudgeError(VerigateError):
     """A judge could not produce a usable verdict; ``reason`` is the verification_error code."""
 
     def __init__(self, reason: str, message: str | None = None) -> None:
         self.reason = reason
         super().__init__(message or reason)
-
-
-class HookDecisionError(VerigateError):
-    """A hook handler returned a decision that is not allowed for its stage."""
 
 
 class EvidenceError(VerigateError):

@@ -19,6 +19,7 @@ __all__ = [
     "PostDecision",
     "Reflection",
     "SessionState",
+    "StageContext",
     "StopDirective",
     "Strengthen",
     "StructuralFinding",
@@ -136,6 +137,29 @@ class Candidate:
     requirements: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
     contains_personal_data: bool | None = None
     rounds: int = 1
+
+
+_optional_str = attrs.validators.optional(attrs.validators.instance_of(str))
+
+
+@attrs.frozen
+class StageContext:
+    """Where a finalize runs, for the decision-stage plug-ins (the ``context`` argument of
+    ``verigate_structural_check``, ``verigate_pre_verify``, ``verigate_post_verify`` and ``verigate_stop``).
+
+    Set by the runtime that builds the gate (``Gate.from_config(..., context=...)`` or ``finalize(...,
+    context=...)``); verigate's Stop hook fills every field. A field is None when the runtime does not know it —
+    a plug-in that needs one stays out of the way without it rather than guessing from the process environment.
+    """
+
+    #: the project folder the runtime resolved (the Stop hook: see ``verigate._project``)
+    project_dir: str | None = attrs.field(default=None, validator=_optional_str)
+    #: the agent host: "claude-code", "codex", or None for a runtime embedding verigate in Python
+    host: str | None = attrs.field(default=None, validator=_optional_str)
+    #: the host's own session id (``Candidate.session_id`` is the gate's session: a sub-agent's has a suffix)
+    session_id: str | None = attrs.field(default=None, validator=_optional_str)
+    #: the host's transcript of the (sub-agent's) session, when there is one
+    transcript_path: str | None = attrs.field(default=None, validator=_optional_str)
 
 
 @attrs.frozen

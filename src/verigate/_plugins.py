@@ -17,6 +17,7 @@ __all__ = [
     "BUILTIN_PLUGINS",
     "DEFAULT_PRIORITY",
     "ENTRY_POINT_GROUP",
+    "STAGE_HOOKS",
     "Handler",
     "PluginInfo",
     "PluginManager",
@@ -40,6 +41,14 @@ BUILTIN_PLUGINS = {
     "verigate-trace": "verigate.trace._builtin",
 }
 DEFAULT_PRIORITY = 100
+#: the decision stages: the gate calls each handler itself, in its own order (see hookspecs), so pluggy's ordering
+#: and wrapping options would be silently ignored or fail only when a candidate is gated; they are refused instead
+STAGE_HOOKS = frozenset({"verigate_structural_check", "verigate_pre_verify", "verigate_post_verify",
+                         "verigate_stop"})
+#: the pluggy options refused on a stage hook, and what to use instead
+_STAGE_REFUSED = {"tryfirst": "use @verigate.priority", "trylast": "use @verigate.priority",
+                  "wrapper": "stage handlers are called one by one, never wrapped",
+                  "hookwrapper": "stage handlers are called one by one, never wrapped"}
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -70,6 +79,9 @@ class Handler:
     name: str
     priority: int
     function: Callable[..., Any]
+    #: the arguments it is called with: those it declares (pluggy's ``HookImpl.argnames`` and ``kwargnames``; an
+    #: implementation may take a subset of its hookspec's)
+    argnames: tuple[str, ...]
 
 
 def _load_entry_point(entry_point: metadata.EntryPoint) -> object:
@@ -101,16 +113,47 @@ def _register(manager: PluginManager, plugin: object, name: str, dist: tuple[str
         raise PluginError(f"plug-in {name!r} is registered twice: {exc}") from exc
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"plug-in {name!r} is invalid: {exc}") from exc
-    # pluggy creates a caller for every implemented name, so "unknown" means: a caller without a spec
-    unknown = sorted(
+    try:
+        _check_options(manager, plugin, name)
+        # pluggy leaves an implementation of a name without a hookspec pending; a misspelt hook name would
+        # otherwise be ignored silently, so it is refused instead
+        manager.check_pending()
+    except pluggy.PluginValidationError as exc:
+        unknown = sorted(caller.name for caller in manager.get_hookcallers(plugin) or () if not caller.has_spec())
+        manager.unregister(name=name)
+        if unknown:
+            raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(unknown)}") from exc
+        raise PluginError(f"plug-in {name!r} is invalid: {exc}") from exc
+    except PluginError:
+        manager.unregister(name=name)
+        raise
+    # pluggy collects only functions marked @verigate.hookimpl; an unmarked, misspelt one is refused as well
+    unmarked = sorted(
         attr for attr in dir(plugin)
         if attr.startswith("verigate_") and callable(getattr(plugin, attr, None))
         and not (hasattr(manager.hook, attr) and getattr(manager.hook, attr).has_spec())
     )
-    if unknown:
-        # a misspelt hook name would otherwise be ignored silently; refuse it instead
+    if unmarked:
         manager.unregister(name=name)
-        raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(unknown)}")
+        raise PluginError(f"plug-in {name!r} implements unknown hook(s) {', '.join(unmarked)}")
+
+
+def _check_options(manager: PluginManager, plugin: object, name: str) -> None:
+    """Refuse the pluggy options verigate cannot honour: ordering or wrapping on a stage hook, and
+    ``optionalhook`` anywhere (every hook verigate calls has a spec, so "optional" can only hide a typo)."""
+    for caller in manager.get_hookcallers(plugin) or ():
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            if impl.optionalhook:
+                raise PluginError(f"plug-in {name!r}: {caller.name} is marked optionalhook=True; verigate's hooks "
+                                  "are never optional (a misspelt name must not pass unnoticed)")
+            if caller.name not in STAGE_HOOKS:
+                continue
+            for option, instead in _STAGE_REFUSED.items():
+                if getattr(impl, option):
+                    raise PluginError(f"plug-in {name!r}: {caller.name} is marked {option}=True, which a stage "
+                                      f"hook does not honour ({instead})")
 
 
 def create_manager(plugins: Iterable[object | str] = (), *, entry_points: bool = True) -> PluginManager:
@@ -167,7 +210,7 @@ def handlers(manager: PluginManager, hook_name: str) -> tuple[Handler, ...]:
     """The implementations of a decision stage in the documented order: priority, then plug-in name."""
     found = [
         Handler(impl.plugin_name, int(getattr(impl.function, "verigate_priority", DEFAULT_PRIORITY)),
-                impl.function)
+                impl.function, (*impl.argnames, *impl.kwargnames))
         for impl in getattr(manager.hook, hook_name).get_hookimpls()
     ]
     return tuple(sorted(found, key=lambda handler: (handler.priority, handler.name)))

@@ -34,6 +34,18 @@ class SchemaFailure:
     #: for ``required``: the first missing key; for ``additionalProperties``: the first unknown key
     key: str | None
 
+    @property
+    def target_path(self) -> tuple[str, ...]:
+        """The path of what is wrong: a missing or unknown key itself, not the object holding it."""
+        return (*self.path, self.key) if self.key is not None else self.path
+
+    @property
+    def target(self) -> str | None:
+        """:attr:`field` with the missing or unknown key appended (``"judge.caps.bogus"``), None at the root."""
+        if self.key is None:
+            return self.field
+        return f"{self.field}.{self.key}" if self.field else self.key
+
 
 def schema_failure(exc: Any) -> SchemaFailure:
     """A SchemaFailure from a ``fastjsonschema.JsonSchemaValueException``."""

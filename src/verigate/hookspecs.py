@@ -1,7 +1,9 @@
 """Every hook of the ``verigate`` pluggy project, each documenting how its results combine.
 
 Plug-ins implement hooks with ``@verigate.hookimpl`` and register through the entry-point group
-``verigate``. verigate's own stages are registered the same way (``verigate._builtins``).
+``verigate``. verigate's own stages are registered the same way (the ``_builtin`` modules of
+``verigate.gate``, ``verigate.judge``, ``verigate.redact``, ``verigate.rules`` and ``verigate.trace``, listed in
+``verigate._plugins.BUILTIN_PLUGINS``).
 
 Two families:
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from ._models import (
         Candidate,
         PostDecision,
+        StageContext,
         StopDirective,
         Strengthen,
         StructuralFinding,
@@ -81,9 +84,12 @@ def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Seque
 
     ``config`` is the ``redaction:`` section (which packs are active); ``manager`` is the calling plug-in manager,
     so a redactor built on the rule engine takes its rule kinds from it instead of loading every plug-in again
-    (an implementation may leave it out: pluggy passes only the arguments it names). All results are concatenated and
-    applied in order, plug-ins sorted by name; each redactor only ever removes information — none can put back
-    what another removed. A redactor that raises stops the egress (fail closed: nothing is sent or stored).
+    (an implementation may leave it out: pluggy passes only the arguments it names). This hook is called through
+    pluggy, so the results come in pluggy's call order — the plug-in registered last first (entry points by name,
+    then the built-ins not installed as entry points, then the ``plugins`` given), ``tryfirst`` /
+    ``trylast`` moving an implementation to the front or back — and are concatenated and applied in that order.
+    Whatever the order, each redactor only ever removes information: none can put back what another removed. A
+    redactor that raises stops the egress (fail closed: nothing is sent or stored).
     """
 
 
@@ -92,17 +98,23 @@ def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Seque
 
 @hookspec
 def verigate_structural_check(
-    candidate: Candidate, termination: Termination
+    candidate: Candidate, termination: Termination, context: StageContext
 ) -> Sequence[StructuralFinding] | None:
     """Cheap structural checks run before anything else.
 
     Findings of all handlers are concatenated. A finding with ``fixable=False`` skips the semantic judge.
+
+    ``context`` (:class:`verigate.StageContext`, every decision stage gets it) says where the finalize runs: the
+    project folder, host, host session and transcript the runtime knows (verigate's Stop hook sets them all), None
+    where it does not. An implementation may leave it out: pluggy passes only the arguments it names.
     """
 
 
 @hookspec
-def verigate_pre_verify(candidate: Candidate) -> Strengthen | None:
+def verigate_pre_verify(candidate: Candidate, context: StageContext) -> Strengthen | None:
     """PreVerify: return ``Strengthen(additional_misses, requirements)`` or ``None`` (continue).
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     Strengthen sets of all handlers are united. Any added missing code turns a pass into a retryable fail.
     Any other return value is an invalid decision (``escalate_hook_error``).
@@ -110,8 +122,10 @@ def verigate_pre_verify(candidate: Candidate) -> Strengthen | None:
 
 
 @hookspec
-def verigate_post_verify(candidate: Candidate, verdict: Verdict) -> PostDecision | None:
+def verigate_post_verify(candidate: Candidate, verdict: Verdict, context: StageContext) -> PostDecision | None:
     """PostVerify: ``PostDecision.accept()``, ``.revise(instruction)``, ``.escalate(reason)`` or ``None``.
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     Decisions combine by strictness: escalate > revise > accept. An accept of a failed verification becomes
     ``escalate_invalid_accept``. ``revise`` needs a non-empty instruction.
@@ -119,8 +133,12 @@ def verigate_post_verify(candidate: Candidate, verdict: Verdict) -> PostDecision
 
 
 @hookspec
-def verigate_stop(candidate: Candidate, verdict: Verdict, action: str) -> StopDirective | None:
+def verigate_stop(
+    candidate: Candidate, verdict: Verdict, action: str, context: StageContext
+) -> StopDirective | None:
     """Stop: ``StopDirective.finalize()``, ``.continue_(instruction)`` or ``None``.
+
+    ``context``: where the finalize runs (see :func:`verigate_structural_check`); optional to name.
 
     ``action`` is the policy action after PostVerify. A CONTINUE is honoured only when the action is not an
     escalation (it is recorded and ignored otherwise); instructions are input to the next attempt, never

@@ -117,3 +117,43 @@ def test_the_store_folder_follows_the_store_url(url: str, folder: str | None) ->
 
     found = store_folder(load_config({"store": {"url": url}}), Path("/p"))
     assert found == (Path(folder) if folder else None)
+
+
+# ------------------------------------------------------------------------------- built by the strict converter
+
+
+def test_sections_are_typed_by_the_strict_converter() -> None:
+    config = load_config({"plugins": ["a", "b"], "hooks": {"timeout_s": 5},
+                          "redaction": {"extra_packs": ["house"]}, "judge": {"caps": {"observations": 3}}})
+    assert config.plugins == ("a", "b") and config.redaction.extra_packs == ("house",)
+    assert type(config.hooks.timeout_s) is float
+    assert config.judge is not None and config.judge.caps.observations == 3
+
+
+def test_judge_options_are_kept_as_written() -> None:
+    # a client plug-in owns its options; the converter neither types nor refuses them
+    options = {"retries": [1, 2], 7: {"nested": None}}
+    config = load_config({"judge": {"client": "x", "options": options}})
+    assert config.judge is not None and config.judge.options == options
+
+
+def test_a_value_the_model_refuses_names_its_field_and_line(tmp_path: Path) -> None:
+    # JSON Schema's "integer" admits 3.0; the model's int does not, and the converter says where
+    path = tmp_path / "verigate.yaml"
+    path.write_text("judge:\n  caps:\n    observations: 3.0\n")
+    with pytest.raises(ConfigError, match="expected int") as caught:
+        load_config(path)
+    assert (caught.value.source, caught.value.line, caught.value.field) == (str(path), 3,
+                                                                             "judge.caps.observations")
+
+
+def test_the_converter_refuses_unknown_keys_on_its_own() -> None:
+    # the schema refuses them first; the converter does too, so a section the schema forgot is not a loophole
+    import cattrs
+
+    from verigate._config import _converter, _structure_error
+
+    with pytest.raises(cattrs.BaseValidationError) as caught:
+        _converter().structure({"store": {"url": "x.db", "urll": "y.db"}}, Config)
+    error = _structure_error(caught.value, "<mapping>", None)
+    assert error.field == "store.urll" and "extra fields found (urll)" in error.message

@@ -6,12 +6,22 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from verigate import PluginError, hookimpl, priority
-from verigate._plugins import BUILTIN_PLUGINS, CORE_DISTRIBUTION, create_manager, handlers, merged_registry
+from verigate._config import RedactionConfig
+from verigate._plugins import (
+    BUILTIN_PLUGINS,
+    CORE_DISTRIBUTION,
+    PluginManager,
+    _register,
+    create_manager,
+    handlers,
+    merged_registry,
+)
 
 
 class _Engines:
@@ -114,3 +124,94 @@ def test_loading_the_installed_plugins_does_not_import_model_sdks() -> None:
              "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     assert result.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------------ pluggy options a stage cannot honour
+
+
+@pytest.mark.parametrize("option", ["tryfirst", "trylast"])
+@pytest.mark.parametrize("hook", ["verigate_structural_check", "verigate_pre_verify", "verigate_post_verify",
+                                  "verigate_stop"])
+def test_ordering_options_on_a_stage_hook_are_refused(hook: str, option: str) -> None:
+    def handler(candidate: object) -> None:
+        return None
+
+    handler.__name__ = hook
+    plugin = type("Ordered", (), {hook: staticmethod(hookimpl(**{option: True})(handler)), "__name__": "ordered"})()
+    with pytest.raises(PluginError, match=rf"'ordered': {hook} is marked {option}=True.*verigate.priority"):
+        create_manager([plugin], entry_points=False)
+
+
+@pytest.mark.parametrize("option", ["wrapper", "hookwrapper"])
+def test_a_wrapper_on_a_stage_hook_is_refused_at_registration(option: str) -> None:
+    class Wrapping:
+        @hookimpl(**{option: True})
+        def verigate_post_verify(self, candidate: object, verdict: object) -> Iterator[None]:
+            yield
+
+    with pytest.raises(PluginError, match=rf"verigate_post_verify is marked {option}=True") as caught:
+        create_manager([Wrapping()], entry_points=False)
+    assert "Wrapping" in str(caught.value)
+
+
+def test_ordering_stays_allowed_on_the_redactors_which_pluggy_orders() -> None:
+    class Early:
+        @hookimpl(tryfirst=True)
+        def verigate_redactors(self, config: object) -> None:
+            return None
+
+    plugin = Early()
+    manager = create_manager([plugin], entry_points=False)
+    assert manager.is_registered(plugin)
+    assert "verigate_redactors" in {caller.name for caller in manager.get_hookcallers(plugin) or ()}
+
+
+def test_an_optional_misspelt_hook_is_still_refused() -> None:
+    class Optional:
+        @hookimpl(optionalhook=True)
+        def verigate_pre_verfy(self, candidate: object) -> None:  # the typo is the point
+            return None
+
+    with pytest.raises(PluginError, match="verigate_pre_verfy"):
+        create_manager([Optional()], entry_points=False)
+
+
+def test_a_refused_plugin_is_not_left_registered() -> None:
+    class Ordered:
+        @hookimpl(tryfirst=True)
+        def verigate_pre_verify(self, candidate: object) -> None:
+            return None
+
+    plugin = Ordered()
+    manager = PluginManager()
+    with pytest.raises(PluginError, match="tryfirst"):
+        _register(manager, plugin, "ordered")
+    assert not manager.is_registered(plugin)
+    assert not manager.hook.verigate_pre_verify.get_hookimpls()
+
+
+def test_a_stage_handler_gets_only_the_arguments_it_declares() -> None:
+    class Subset:
+        @hookimpl
+        def verigate_stop(self, action: str, verdict: object = None) -> None:
+            return None
+
+    manager = create_manager([Subset()], entry_points=False)
+    (found,) = [handler for handler in handlers(manager, "verigate_stop") if handler.name.startswith("Subset")]
+    assert found.argnames == ("action", "verdict")
+
+
+def test_redactors_come_in_pluggys_order_not_by_name() -> None:
+    # what the verigate_redactors hookspec documents: the last registered first, tryfirst / trylast move one
+    def make(name: str, **options: bool) -> object:
+        def verigate_redactors(config: object) -> list[str]:
+            return [name]
+
+        function = staticmethod(hookimpl(**options)(verigate_redactors))
+        return type(name, (), {"verigate_redactors": function, "__name__": name})()
+
+    manager = create_manager([make("a"), make("b", trylast=True), make("c"), make("d", tryfirst=True)],
+                             entry_points=False)
+    found = [item for result in manager.hook.verigate_redactors(config=RedactionConfig(), manager=manager)
+             for item in result if isinstance(item, str)]
+    assert found == ["d", "c", "a", "b"]

@@ -32,8 +32,7 @@ def project(tmp_path: Path, judge: JudgeServer) -> Path:
 
 @pytest.fixture
 def in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hook sets VERIGATE_PROJECT_DIR for plug-ins; monkeypatch puts the environment back afterwards."""
-    for name in ("CLAUDE_PROJECT_DIR", "VERIGATE_PROJECT_DIR", "VERIGATE_GIT_REPO"):
+    """The hook in this process: no project or repository variable of the caller's leaks into it."""
+    for name in ("CLAUDE_PROJECT_DIR", "VERIGATE_GIT_REPO"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VERIGATE_PROJECT_DIR", "")
     monkeypatch.setenv("VERIGATE_TEST_JUDGE_KEY", "sk-loopback-test")

@@ -145,7 +145,7 @@ class HookRun:
 
 def hook_env(**overrides: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
-           if key not in ("CLAUDE_PROJECT_DIR", "VERIGATE_PROJECT_DIR", "VERIGATE_GIT_REPO")}
+           if key not in ("CLAUDE_PROJECT_DIR", "VERIGATE_GIT_REPO")}
     env["VERIGATE_TEST_JUDGE_KEY"] = "sk-loopback-test"
     env.update(overrides)
     return env

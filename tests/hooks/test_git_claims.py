@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from verigate_git import Claims, GitClaims, default_pack
 
-from verigate import Candidate, RuleError, Strengthen, ToolObservation
+from verigate import Candidate, RuleError, StageContext, Strengthen, ToolObservation
 from verigate._plugins import create_manager, handlers
 from verigate.rules import PhraseKind, RegexKind, run_examples
 
@@ -27,9 +27,10 @@ KNOWN_CODES = {
 
 
 def misses(plugin: GitClaims, text: str, *, request: str = "fix the bug", attempt: int = 0,
-           tool_calls: tuple[ToolObservation, ...] = (), session: str = "s1") -> tuple[str, ...]:
+           tool_calls: tuple[ToolObservation, ...] = (), session: str = "s1",
+           context: StageContext | None = None) -> tuple[str, ...]:
     decision = plugin.verigate_pre_verify(
-        Candidate(request, text, tool_calls=tool_calls, session_id=session, attempt=attempt)
+        Candidate(request, text, tool_calls=tool_calls, session_id=session, attempt=attempt), context
     )
     assert decision is None or isinstance(decision, Strengthen)
     return () if decision is None else decision.additional_misses
@@ -208,17 +209,37 @@ def test_verigate_folder_is_not_a_change(repo: Repo, plugin: GitClaims) -> None:
 
 
 def test_no_repository_configured_adds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("VERIGATE_GIT_REPO", "VERIGATE_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
+    for name in ("VERIGATE_GIT_REPO", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
     assert misses(GitClaims(), "I committed everything.") == ()
+    assert misses(GitClaims(), "I committed everything.", context=StageContext()) == ()
+
+
+def test_repository_from_the_stage_context(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VERIGATE_GIT_REPO", raising=False)
+    context = StageContext(project_dir=str(Path(repo.path) / "src"))
+    assert misses(GitClaims(), "I created `src/cli.py`.", context=context) == ("claimed_file_missing",
+                                                                               "no_changes_made")
+    assert misses(GitClaims(), "I updated app.py.", context=context) == ("claimed_file_unchanged", "no_changes_made")
+
+
+def test_the_context_wins_over_an_inherited_claude_project_dir(repo: Repo, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # a Codex Stop hook under a Claude Code session: the context names Codex's project, the variable Claude's
+    monkeypatch.delenv("VERIGATE_GIT_REPO", raising=False)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "someone-elses"))
+    context = StageContext(project_dir=repo.path, host="codex")
+    assert misses(GitClaims(), "I created `src/cli.py`.", context=context) == ("claimed_file_missing",
+                                                                               "no_changes_made")
 
 
 def test_repository_from_the_environment(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VERIGATE_GIT_REPO", raising=False)
-    monkeypatch.setenv("VERIGATE_PROJECT_DIR", str(Path(repo.path) / "src"))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(Path(repo.path) / "src"))
     assert misses(GitClaims(), "I created `src/cli.py`.") == ("claimed_file_missing", "no_changes_made")
-    assert misses(GitClaims(), "I updated app.py.") == ("claimed_file_unchanged",
-                                                                                "no_changes_made")
+    monkeypatch.setenv("VERIGATE_GIT_REPO", repo.path)  # the pin wins over the context's project
+    assert misses(GitClaims(), "I updated app.py.", context=StageContext(project_dir="/nowhere")) == (
+        "claimed_file_unchanged", "no_changes_made")
 
 
 def test_explicit_folder_outside_a_repository_is_an_error(tmp_path: Path) -> None:
@@ -262,7 +283,7 @@ def test_embedded_gate_revises_a_false_claim_and_completes_a_true_one(repo: Repo
     from verigate import Termination, TerminationReason
     from verigate.gate import Gate, finalize_and_return
 
-    for name in ("VERIGATE_GIT_REPO", "VERIGATE_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
+    for name in ("VERIGATE_GIT_REPO", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(name, raising=False)
     gate = Gate.from_config({"budget": {"revise": 2}}, plugins=[GitClaims(repo.path)],
                             store=str(tmp_path / "gate.db"), judge_function=lambda request: verdict_json(passed=True))

@@ -35,7 +35,8 @@ from stop_helpers import (
 
 from judge_servers import JudgeServer, refused_url
 from verigate import FinalizeResult, InputError
-from verigate.hooks._stop import FEEDBACK_MARKER, MAX_REASON_CHARS, _answer, parse_stop_input
+from verigate.hooks._stop import FEEDBACK_MARKER, MAX_REASON_CHARS, parse_stop_input
+from verigate.hooks._stop_answers import answer as _answer
 from verigate.store import open_store
 
 # ------------------------------------------------------------------------------------------- as a process
@@ -78,7 +79,6 @@ def test_codex_stop(project: Path, judge: JudgeServer, monkeypatch: pytest.Monke
     assert first.blocked and first.output["reason"].startswith(FEEDBACK_MARKER)  # type: ignore[index]
     assert "pytest" in judge.requests[0].text
     monkeypatch.setenv("VERIGATE_TEST_JUDGE_KEY", "sk-loopback-test")
-    monkeypatch.setenv("VERIGATE_PROJECT_DIR", "")
     second = run_hook_in_process("codex", "stop", dict(payload, stop_hook_active=True))
     assert second.allowed_silently, second  # Codex: allowing is an empty answer, never decision "approve"
 
@@ -98,7 +98,6 @@ def test_git_claims_make_the_gate_revise(tmp_path: Path, judge: JudgeServer, mon
     commit_files(repo, {"src/app.py": "print('fixed')\n"}, "fix app")
     judge.reply_text(PASS)
     monkeypatch.setenv("VERIGATE_TEST_JUDGE_KEY", "sk-loopback-test")
-    monkeypatch.setenv("VERIGATE_PROJECT_DIR", "")
     assert run_hook_in_process("claude-code", "stop", stop_payload(project, "git-1", log, active=True)).allowed_silently
 
 

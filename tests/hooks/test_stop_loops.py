@@ -183,7 +183,7 @@ def test_a_persistent_error_never_blocks_twice_in_a_row(kind: str, stops: int, h
         write_config(project, judge.base_url)
         event, stdin, env = _erroneous_input(kind, project, scratch)
         blocked: list[bool] = []
-        with environment(VERIGATE_PROJECT_DIR="", VERIGATE_TEST_JUDGE_KEY="sk-loopback-test", **env):
+        with environment(VERIGATE_TEST_JUDGE_KEY="sk-loopback-test", **env):
             for _ in range(stops):
                 active = host == "always_set" or (host == "faithful" and bool(blocked) and blocked[-1])
                 if isinstance(stdin, str):
@@ -237,7 +237,8 @@ def test_a_slow_judge_is_cut_at_the_hook_deadline(project: Path, judge: JudgeSer
     """The judge's own timeout (10 s here, up to 120 s) is longer than the hook's budget: the budget wins, and
     the answer is a pending review rather than a host timeout (which would let the agent stop unverified)."""
     judge.reply_text(PASS, delay_s=60)
-    run = run_hook_process("claude-code", "stop", stop(project), env=hook_env(**{DEADLINE_ENV: "4"}))
+    # 8 s: below the judge's 10 s, and room for the gate to open on a loaded machine before the watchdog's cut
+    run = run_hook_process("claude-code", "stop", stop(project), env=hook_env(**{DEADLINE_ENV: "8"}))
     assert _not_verified(run), run
     assert "verification_time_budget_exhausted" in run.output["systemMessage"]  # type: ignore[index]
 

@@ -72,6 +72,7 @@ def main(argv: Sequence[str]) -> int:
 
         sys.stdout.write(snippet(args.print_settings))
         return 0
+    from .._project import project_dir
     from ..selfgate._boundary import host_checks
     from ..selfgate._enforce import settings_for
     from ..selfgate._location import legacy_store, project_state_dir
@@ -79,7 +80,7 @@ def main(argv: Sequence[str]) -> int:
     from ..selfgate._wiring import wiring_checks
     from ._doctor_checks import codex_trust_checks, config_check, judge_check, path_checks, store_check
 
-    project = str(Path(args.project or os.environ.get("CLAUDE_PROJECT_DIR") or Path.cwd()).resolve())
+    project = str(Path(project_dir(None, explicit=args.project)).resolve())  # --project, CLAUDE_PROJECT_DIR, cwd
     hosts = args.host or _wired_hosts(project) or list(_HOSTS)
     report: dict[str, object] = {"project": project, "state_folder": project_state_dir(project), "hosts": {}}
     failed = False

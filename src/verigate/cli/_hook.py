@@ -76,6 +76,7 @@ def main(argv: Sequence[str]) -> int:
         def handler(_data: dict[str, Any]) -> HookAnswer:
             raise failure
 
-        return run_hook(handler, lambda reason: fail_closed_answer(host, event, reason))
+        return run_hook(handler, lambda reason: fail_closed_answer(host, event, reason),
+                        host="codex" if host == "codex" else "claude-code")
     code: int = function()
     return code

@@ -43,9 +43,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _settings(project: str | None) -> Settings:
+    from .._project import project_dir
     from ..selfgate._enforce import settings_for
 
-    return settings_for({"cwd": project or str(Path.cwd())})
+    return settings_for({"cwd": project_dir(None, explicit=project)})
 
 
 def _gate_json(gate: SelfGate) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""Strict (de)serialisation of candidates, terminations and verdicts: one cattrs converter per direction."""
+"""Strict (de)serialisation of candidates, terminations and verdicts: one cattrs converter per direction (built
+in verigate._converters, which the configuration shares)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any, TypeVar
 import cattrs
 
 from .. import _data
+from .._converters import structure_converter, unstructure_converter
 from .._errors import CandidateError
-from .._models import Candidate, Termination, TerminationReason
+from .._models import Candidate, Termination
+from .._schema_errors import schema_failure
 
 __all__ = [
     "parse_candidate",
@@ -22,51 +25,6 @@ __all__ = [
 
 _T = TypeVar("_T")
 SCHEMA = "candidate.schema.json"
-
-
-def _strict(kind: type, *, also: tuple[type, ...] = ()) -> Callable[[Any, Any], Any]:
-    """A primitive hook that refuses everything but ``kind`` (cattrs would turn "false" into True)."""
-    accepted = (kind, *also)
-
-    def hook(raw: Any, _type: Any) -> Any:
-        value: object = raw
-        # bool is an int in Python; it is never a number in the data we accept
-        if isinstance(value, bool) and kind is not bool:
-            raise TypeError(f"expected {kind.__name__}, got bool")
-        if not isinstance(value, accepted):
-            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
-        return float(raw) if kind is float else raw
-
-    return hook
-
-
-def _reason(value: Any, _type: Any) -> TerminationReason:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a termination reason string, got {type(value).__name__}")
-    try:
-        return TerminationReason(value)
-    except ValueError:
-        raise ValueError(f"unknown termination reason {value!r}") from None
-
-
-@functools.cache
-def structure_converter() -> cattrs.Converter:
-    """Data → models: strict primitives, extra keys refused."""
-    converter = cattrs.Converter(forbid_extra_keys=True)
-    converter.register_structure_hook(str, _strict(str))
-    converter.register_structure_hook(int, _strict(int))
-    converter.register_structure_hook(float, _strict(float, also=(int,)))
-    converter.register_structure_hook(bool, _strict(bool))
-    converter.register_structure_hook(TerminationReason, _reason)
-    return converter
-
-
-@functools.cache
-def unstructure_converter() -> cattrs.Converter:
-    """Models → plain JSON data (tuples become lists, enums their values) for storage and export."""
-    converter = cattrs.Converter()
-    converter.register_unstructure_hook(TerminationReason, lambda reason: reason.value)
-    return converter
 
 
 def unstructure(value: Any) -> Any:
@@ -92,19 +50,13 @@ def _first_path(exc: BaseException) -> tuple[str | None, str]:
 
 def _schema_field(exc: Any) -> tuple[str | None, str]:
     """The failing field of a schema error; a missing or extra key is named itself, not its parent object."""
-    parent = (exc.name or "").removeprefix("data").lstrip(".")
-    message = exc.message.removeprefix(exc.name or "").strip() or exc.message
-    key = None
-    if exc.rule == "required" and isinstance(exc.value, Mapping):
-        key = next((name for name in exc.rule_definition if name not in exc.value), None)
-        message = "is required"
-    elif exc.rule == "additionalProperties" and isinstance(exc.value, Mapping):
-        known = exc.definition.get("properties", {})
-        key = next((str(name) for name in exc.value if name not in known), None)
-        message = "is not an allowed field"
-    if key is not None:
-        return (f"{parent}.{key}" if parent else key), message
-    return parent or None, message
+    failure = schema_failure(exc)
+    # both keywords apply to objects only, so the failing value is always the object holding the key
+    if failure.rule == "required":
+        return failure.target, "is required"
+    if failure.rule == "additionalProperties":
+        return failure.target, "is not an allowed field"
+    return failure.field, failure.detail or failure.message
 
 
 def _parse(which: str, cls: type[_T], data: Any, source: str | None) -> _T:

@@ -20,7 +20,7 @@ import attrs
 from .._config import Config, load_config
 from .._errors import CandidateError, InputError, VerigateError
 from .._logging import get_logger
-from .._models import Candidate, FinalizeResult, Termination
+from .._models import Candidate, FinalizeResult, StageContext, Termination
 from .._plugins import PluginManager, create_manager, handlers
 from ..judge._base import JudgeEngine
 from ..redact._base import RedactionResult
@@ -76,8 +76,11 @@ class Gate:
         judge: JudgeEngine | None,
         egress: Egress,
         owns_store: bool = False,
+        context: StageContext | None = None,
     ) -> None:
         self.config = config
+        #: what the decision-stage plug-ins get as ``context`` unless a finalize names its own
+        self.context = _checked_context(context) if context is not None else StageContext()
         self.manager = manager
         self.store = store
         self.judge = judge
@@ -103,6 +106,7 @@ class Gate:
         store: Store | str | os.PathLike[str] | None = None,
         judge_function: Callable[..., Any] | None = None,
         entry_points: bool = True,
+        context: StageContext | None = None,
     ) -> Gate:
         """Load verigate.yaml (or a mapping; None = ./verigate.yaml if present, else the embedded defaults; an
         already parsed ``Config`` is used as it is), load plug-ins, select the judge and open the
@@ -110,7 +114,9 @@ class Gate:
 
         ``judge_function`` is the runtime's own model call for ``judge.client: callable``: ``fn(ChatRequest) ->
         str`` (sync or async). Given without a ``judge:`` section it configures ``llm_judge`` over it.
-        ``store`` is a Store, a store URL, or None for ``store.url`` of the configuration.
+        ``store`` is a Store, a store URL, or None for ``store.url`` of the configuration. ``context`` is what
+        the decision-stage plug-ins get as their ``context`` argument (:class:`~verigate.StageContext`; None: one
+        with every field None), unless a finalize names its own.
         """
         config = path_or_mapping if isinstance(path_or_mapping, Config) else load_config(path_or_mapping)
         if judge_function is not None:
@@ -119,7 +125,8 @@ class Gate:
         judge = build_judge(manager, config)
         egress = build_egress(manager, config)
         opened, owns_store = open_configured_store(config, store)
-        return cls(config=config, manager=manager, store=opened, judge=judge, egress=egress, owns_store=owns_store)
+        return cls(config=config, manager=manager, store=opened, judge=judge, egress=egress, owns_store=owns_store,
+                   context=context)
 
     # ------------------------------------------------------------------------------------------- lifecycle
 
@@ -167,12 +174,13 @@ class Gate:
         *,
         deadline: float | None = None,
         skip_public_verification: bool = False,
+        context: StageContext | None = None,
     ) -> FinalizeResult:
         """Verify a stop proposal and decide: completed, revise, pending_review or unverified.
 
         ``deadline`` is an absolute :func:`time.monotonic` value (the run's time budget); the judge never runs
         past it. ``skip_public_verification`` persists this run unverified; it holds for this run only and is
-        restored afterwards, also on an exception.
+        restored afterwards, also on an exception. ``context`` replaces the gate's :attr:`context` for this run.
         """
         token = _SKIP.set(skip_public_verification or _SKIP.get())
         try:
@@ -183,8 +191,9 @@ class Gate:
                                      field="termination")
             if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, (int, float))):
                 raise InputError("deadline must be a time.monotonic() value (a number) or None", field="deadline")
+            stage_context = _checked_context(context) if context is not None else self.context
             with deferring_interrupts() as interrupts:
-                result = await self._finalize(candidate, termination, deadline, _SKIP.get())
+                result = await self._finalize(candidate, termination, deadline, _SKIP.get(), stage_context)
             if interrupts:  # a plug-in's KeyboardInterrupt, raised now that the decision and candidate are stored
                 raise interrupts[0]
             return result
@@ -192,7 +201,8 @@ class Gate:
             _SKIP.reset(token)
 
     async def _finalize(
-        self, candidate: Candidate, termination: Termination, deadline: float | None, skip: bool
+        self, candidate: Candidate, termination: Termination, deadline: float | None, skip: bool,
+        context: StageContext,
     ) -> FinalizeResult:
         egress = MemoEgress(self.egress.redactors, self._redaction_cache)
         records = Records(self.store, egress)
@@ -205,9 +215,11 @@ class Gate:
 
         timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate) if self._needs_view else candidate
-        structural = await run_structural(self._structural, {"candidate": view, "termination": termination},
+        structural = await run_structural(self._structural,
+                                          {"candidate": view, "termination": termination, "context": context},
                                           timeout_s)
-        pre_verify = await run_stage("pre_verify", self._pre_verify, {"candidate": view}, timeout_s)
+        pre_verify = await run_stage("pre_verify", self._pre_verify, {"candidate": view, "context": context},
+                                     timeout_s)
         strengthen = unite_strengthen(pre_verify.decisions)
         findings = tuple(structural.decisions)
         judge_verdict = None
@@ -224,12 +236,13 @@ class Gate:
             attempt=attempt,
             budget=self.config.budget.revise,
         )
-        post_verify = await run_stage("post_verify", self._post_verify, {"candidate": view, "verdict": verdict},
-                                      timeout_s)
+        post_verify = await run_stage("post_verify", self._post_verify,
+                                      {"candidate": view, "verdict": verdict, "context": context}, timeout_s)
         policy_input = attrs.evolve(policy_input, post_decisions=post_verify.decisions,
                                     post_verify_error=post_verify.error)
         shown_action, _, _ = post_verify_action(policy_input, verdict)
-        stop = await run_stage("stop", self._stop, {"candidate": view, "verdict": verdict, "action": shown_action},
+        stop = await run_stage("stop", self._stop,
+                               {"candidate": view, "verdict": verdict, "action": shown_action, "context": context},
                                timeout_s)
         decision = decide(attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error))
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
@@ -237,6 +250,12 @@ class Gate:
         hook_records = pre_verify.records + post_verify.records + stop.records
         judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None)
         return await asyncio.to_thread(run.conclude, judged)
+
+
+def _checked_context(context: object) -> StageContext:
+    if not isinstance(context, StageContext):
+        raise InputError(f"context must be a StageContext, got {type(context).__name__}", field="context")
+    return context
 
 
 async def finalize_and_return_async(

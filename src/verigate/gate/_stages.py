@@ -80,24 +80,6 @@ def read_only(candidate: Candidate) -> Candidate:
     return copy
 
 
-@functools.cache
-def _declared(function: Callable[..., Any]) -> frozenset[str] | None:
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters):
-        return None
-    return frozenset(parameter.name for parameter in parameters)
-
-
-def _parameters(function: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword arguments a handler declares (pluggy lets an implementation take a subset); None = any.
-
-    Cached per underlying function: a bound method of an unhashable plug-in object cannot be a cache key."""
-    return _declared(getattr(function, "__func__", function))
-
-
 def is_own_bounded(function: Callable[..., Any]) -> bool:
     """verigate's own stage handlers that never await and only read: bounded regular-expression checks.
 
@@ -111,8 +93,8 @@ async def _call(handler: Handler, arguments: Mapping[str, Any], timeout_s: float
 
     A sync handler that ignores the timeout keeps its (daemon) thread until it returns; nothing waits for it,
     not even ``asyncio.run`` at exit."""
-    accepted = _parameters(handler.function)
-    kwargs = dict(arguments) if accepted is None else {k: v for k, v in arguments.items() if k in accepted}
+    # as pluggy would call it: with the arguments it declares (an implementation may take a subset of its spec's)
+    kwargs = {name: arguments[name] for name in handler.argnames if name in arguments}
     if is_own_bounded(handler.function):
         return await handler.function(**kwargs)
     async with asyncio.timeout(timeout_s):

@@ -302,13 +302,15 @@ def _write_text(stream: TextIO, text: str) -> None:
     stream.flush()
 
 
-def _project_of(data: Mapping[str, Any] | None) -> Path | None:
-    """Where the error log belongs: the host's project (``CLAUDE_PROJECT_DIR``, else the input's ``cwd``)."""
-    folder = os.environ.get("CLAUDE_PROJECT_DIR") or (data or {}).get("cwd")
-    return Path(folder) if isinstance(folder, str) and folder else None
+def _project_of(data: Mapping[str, Any] | None, host: Host) -> Path | None:
+    """Where the error log belongs: the host's project, resolved as every hook resolves it (``_project``)."""
+    from .._project import find_project
+
+    folder = find_project(host, data)
+    return Path(folder) if folder else None
 
 
-def _reason(exc: BaseException, data: Mapping[str, Any] | None, stderr: TextIO) -> str:
+def _reason(exc: BaseException, data: Mapping[str, Any] | None, stderr: TextIO, host: Host) -> str:
     """One line for the host; an unexpected exception's traceback goes to the error log (and, with
     ``VERIGATE_DEBUG=1``, to stderr), never to stderr by default: hosts hand stderr to the model."""
     reason = f"verigate hook error: {type(exc).__name__}: {exc}"
@@ -316,7 +318,7 @@ def _reason(exc: BaseException, data: Mapping[str, Any] | None, stderr: TextIO) 
         from .._errorlog import debug_enabled, format_debug, log_exception, redacted_message
 
         reason = f"verigate hook error: {type(exc).__name__}: {redacted_message(exc)}"
-        path = log_exception(exc, _project_of(data), context="verigate hook")
+        path = log_exception(exc, _project_of(data, host), context="verigate hook")
         if path is not None:
             reason = f"{reason} (details in {path})"
         if debug_enabled():
@@ -331,9 +333,11 @@ def run_hook(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    host: Host = "claude-code",
 ) -> int:
     """Run one hook invocation. Any exception becomes ``on_internal_error(reason)``: hosts treat exit 1,
-    crashes and unparseable output as "proceed", so an error here must never look like one of those."""
+    crashes and unparseable output as "proceed", so an error here must never look like one of those.
+    ``host`` decides where an unexpected error's log goes (the host's project, see ``verigate._project``)."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -343,7 +347,7 @@ def run_hook(
         code, payload, message = handler(data)
     except BaseException as exc:  # fail closed on anything: bugs, a plug-in's sys.exit(0),
         # asyncio.CancelledError, KeyboardInterrupt; each would otherwise end the process in a host-"proceed" state
-        reason = _reason(exc, data, stderr)
+        reason = _reason(exc, data, stderr, host)
         try:
             code, payload, message = on_internal_error(reason)
         except BaseException:  # the error answer itself failed: block with the plain reason

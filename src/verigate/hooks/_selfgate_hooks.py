@@ -44,7 +44,7 @@ def _pre_tool_use(host: Host) -> int:
         # both modes (errors of the gate check itself are turned into warnings by decide_tool_call in audit)
         return 2, None, f"{reason} ({host} pre-tool-use; verigate fails closed: the tool call is refused)"
 
-    return run_hook(handle, on_error)
+    return run_hook(handle, on_error, host=host)
 
 
 def _user_prompt_submit(host: Host) -> int:
@@ -69,7 +69,7 @@ def _user_prompt_submit(host: Host) -> int:
         # block mode, or the mode is unknown (bad input or configuration): refuse the prompt with the reason
         return 0, {"decision": "block", "reason": f"{reason} ({host} user-prompt-submit; verigate fails closed)"}, ""
 
-    return run_hook(handle, on_error)
+    return run_hook(handle, on_error, host=host)
 
 
 def claude_pre_tool_use() -> int:

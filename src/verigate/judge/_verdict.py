@@ -64,7 +64,8 @@ def _validate(candidate: dict[str, Any]) -> str | None:
     try:
         compiled_schema(VERDICT_SCHEMA)(candidate)
     except fastjsonschema.JsonSchemaValueException as exc:
-        return f"{schema_failure(exc).field or 'verdict'}: {exc.message}"
+        failure = schema_failure(exc)
+        return f"{failure.field or 'verdict'}: {failure.message}"
     return None
 
 

@@ -93,10 +93,9 @@ def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code"
     folder unless ``self_gate.store`` names one (relative to the project). ``VERIGATE_SELF_GATE_MODE``
     overrides the mode. An old ``.verigate/self-gates.jsonl`` is imported into a store that does not exist yet
     (``import_legacy=False``: left alone, as ``verigate doctor`` does)."""
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
-    if not isinstance(project, str) or not project:
-        raise InputError("no project directory: CLAUDE_PROJECT_DIR is unset and the hook input has no cwd",
-                         source="<stdin>", field="cwd")
+    from .._project import project_dir  # the one resolver: Codex ignores an inherited CLAUDE_PROJECT_DIR
+
+    project = project_dir(host, hook_input)
     state = project_state_dir(project)
     default_store = Path(state) / STORE_NAME
     candidates = config_candidates(project)

@@ -196,8 +196,10 @@ def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cu
 
 
 def _decide(hook_input: Mapping[str, Any], host: Host) -> ToolVerdict:
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or hook_input.get("cwd")
-    if not isinstance(project, str) or not project:
+    from .._project import find_project  # the one resolver, as the full check uses (it imports only os)
+
+    project = find_project(host, hook_input)
+    if not project:
         raise Doubt("no project directory")
     session_id, tool_name = _text(hook_input, "session_id"), _text(hook_input, "tool_name")
     tool_input = hook_input.get("tool_input")

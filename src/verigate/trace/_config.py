@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+import fastjsonschema
 
 from .. import _data
-from .._errors import ConfigError, InputError
+from .._errors import ConfigError
+from .._schema_errors import schema_failure
 from .._yaml import LoadedYaml, load_yaml, read_yaml_file
 
 __all__ = [
@@ -184,21 +186,17 @@ def _empty_sections_dropped(data: Mapping[str, Any], defaults: Mapping[str, Any]
     return kept
 
 
-_UNKNOWN = re.compile(r"must not contain \{'([^']+)'")
-
-
-def _schema_error(exc: InputError, source: str, loaded: LoadedYaml | None) -> ConfigError:
+def _schema_error(exc: Any, source: str, loaded: LoadedYaml | None) -> ConfigError:
     """The schema's complaint at the line of the offending value (an unknown key: the key's own line)."""
-    path: list[str | int] = [int(part) if part.isdigit() else part
-                             for part in re.split(r"[.\[\]]+", exc.field or "") if part]
-    message = exc.message
-    unknown = _UNKNOWN.search(message)
-    if unknown is not None:
-        where = f" in {exc.field}" if exc.field else ""
-        message = f"unknown key {unknown.group(1)!r}{where} (see docs/trace-grader.md for the keys)"
-        path.append(unknown.group(1))
+    failure = schema_failure(exc)
+    path: list[str | int] = [int(part) if part.isdigit() else part for part in failure.path]
+    message = failure.message
+    if failure.rule == "additionalProperties" and failure.key is not None:
+        where = f" in {failure.field}" if failure.field else ""
+        message = f"unknown key {failure.key!r}{where} (see docs/trace-grader.md for the keys)"
+        path.append(failure.key)
     line = loaded.line_of(path) if loaded is not None else None
-    return ConfigError(message, source=source, line=line, field=exc.field)
+    return ConfigError(message, source=source, line=line, field=failure.field)
 
 
 def build_trace_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> TraceConfig:
@@ -207,8 +205,8 @@ def build_trace_config(data: Any, source: str, loaded: LoadedYaml | None = None)
     if isinstance(data, Mapping):
         data = _empty_sections_dropped(data)
     try:
-        _data.validate(SCHEMA_NAME, data, source=source)
-    except InputError as exc:
+        _data.compiled_schema(SCHEMA_NAME)(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
         raise _schema_error(exc, source, loaded) from exc
     data, used = layer(data)
     grounding = data["grounding"]

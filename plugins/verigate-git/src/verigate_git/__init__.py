@@ -16,5 +16,5 @@ __all__ = [
     "plugin",
 ]
 
-#: the instance the ``verigate`` entry point registers (repository from the environment)
+#: the instance the ``verigate`` entry point registers (repository from the stage context or the environment)
 plugin = GitClaims()

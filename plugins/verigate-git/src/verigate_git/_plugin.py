@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from verigate import Candidate, Strengthen, ToolObservation, hookimpl, priority
+from verigate import Candidate, StageContext, Strengthen, ToolObservation, hookimpl, priority
 
 from ._claims import ClaimPack, Claims, default_pack
 from ._repo import RepoView, discover
@@ -16,8 +16,12 @@ from ._state import RequestBaseline, advance
 
 __all__ = ["REPOSITORY_ENV_VARS", "GitClaims"]
 
-#: where the repository comes from when none is given in Python, first set wins
-REPOSITORY_ENV_VARS = ("VERIGATE_GIT_REPO", "VERIGATE_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
+#: a pinned repository, ahead of the project the gate's runtime names in the stage context
+PIN_ENV_VAR = "VERIGATE_GIT_REPO"
+#: the last resort of a runtime that names no project in the context (Claude Code sets it for hook commands)
+CLAUDE_PROJECT_ENV_VAR = "CLAUDE_PROJECT_DIR"
+#: the environment variables read for the repository, in order (the context's project sits between them)
+REPOSITORY_ENV_VARS = (PIN_ENV_VAR, CLAUDE_PROJECT_ENV_VAR)
 #: a replacement claim pack (a YAML file in the shipped pack's format)
 CLAIMS_ENV_VAR = "VERIGATE_GIT_CLAIMS"
 #: tools whose input names a file the agent wrote (Claude Code names)
@@ -29,9 +33,11 @@ _COMMIT_LINE = re.compile(r"^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\]", re.M
 class GitClaims:
     """A verigate plug-in: ``Strengthen`` with a missing code for every claim the repository contradicts.
 
-    ``repository`` is any folder inside the working tree; without it the first of ``REPOSITORY_ENV_VARS``
-    that is set is used, and with none set (or no repository there) the plug-in has nothing to check and
-    stays out of the way. A repository given here that does not exist is an error (the gate escalates).
+    ``repository`` is any folder inside the working tree; without it the first that is set of
+    ``VERIGATE_GIT_REPO``, the stage context's ``project_dir`` (verigate's Stop hook sets it to the project it
+    resolved) and ``CLAUDE_PROJECT_DIR`` is used, and with none set (or no repository there) the plug-in has
+    nothing to check and stays out of the way. A repository given here that does not exist is an error (the gate
+    escalates).
     """
 
     def __init__(self, repository: str | Path | None = None, *, claims: ClaimPack | str | Path | None = None) -> None:
@@ -44,26 +50,26 @@ class GitClaims:
             return self._claims
         return default_pack(self._claims or os.environ.get(CLAIMS_ENV_VAR) or None)
 
-    def repository(self) -> tuple[RepoView | None, Path | None]:
+    def repository(self, context: StageContext | None = None) -> tuple[RepoView | None, Path | None]:
         """The repository to check and the folder relative names are read from."""
         if self._repository is not None:
             view = discover(self._repository)
             if view is None:
                 raise FileNotFoundError(f"verigate-git: {self._repository} is not inside a git repository")
             return view, self._repository
-        for variable in REPOSITORY_ENV_VARS:
-            folder = os.environ.get(variable)
+        project = context.project_dir if context is not None else None
+        for folder in (os.environ.get(PIN_ENV_VAR), project, os.environ.get(CLAUDE_PROJECT_ENV_VAR)):
             if folder:
                 return discover(folder), Path(folder)
         return None, None
 
     @hookimpl
     @priority(50)  # cheap and deterministic: before slower evaluators
-    def verigate_pre_verify(self, candidate: Candidate) -> Strengthen | None:
+    def verigate_pre_verify(self, candidate: Candidate, context: StageContext | None = None) -> Strengthen | None:
         claims = self.pack.scan(candidate.final_text)
         if not claims.any:
             return None
-        view, cwd = self.repository()
+        view, cwd = self.repository(context)
         if view is None:
             return None
         baseline = advance(view.root, candidate.session_id, candidate.request, candidate.attempt, view.head)
