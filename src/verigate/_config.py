@@ -21,6 +21,7 @@ from ._logging import get_logger
 from ._schema_errors import schema_failure
 from ._yaml import LoadedYaml, load_yaml, read_yaml_file
 from .judge._base import JudgeConfig
+from .selfgate._defaults import DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, DEFAULT_MODE, DEFAULT_STORE
 
 if TYPE_CHECKING:
     import cattrs  # for the annotations; imported at run time on first use
@@ -70,12 +71,12 @@ class StoreConfig:
 
 @attrs.frozen
 class SelfGateConfig:
-    mode: Literal["audit", "block"] = "audit"
-    blocked_tools: tuple[str, ...] = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
+    mode: Literal["audit", "block"] = DEFAULT_MODE
+    blocked_tools: tuple[str, ...] = DEFAULT_BLOCKED_TOOLS
     #: None: the project's per-user state folder, outside every sandbox's writable roots (see the README)
-    store: str | None = None
+    store: str | None = DEFAULT_STORE
     #: "os": block mode needs the host's sandbox; "best-effort": a person accepts the shell-word tripwire alone
-    hardening: Literal["os", "best-effort"] = "os"
+    hardening: Literal["os", "best-effort"] = DEFAULT_HARDENING
 
 
 @attrs.frozen

@@ -312,7 +312,7 @@ class Project:
                               text=True, timeout=60, check=False)
 
     def gates(self) -> list[dict[str, Any]]:
-        done = self.verigate("gate", "list", "--json")
+        done = self.verigate("selfgate", "list", "--json")
         assert done.returncode == 0, done.stderr
         return list(json.loads(done.stdout)["gates"])
 

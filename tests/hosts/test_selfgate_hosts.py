@@ -161,7 +161,7 @@ def test_gate_scan_of_the_hosts_log_adds_no_second_gate(declared: Declared) -> N
     logs = project.transcripts() if declared.host == "claude-code" else project.rollouts()
     assert len(logs) == 1, logs
     before = declared_gate(project)
-    scanned = project.verigate("gate", "scan", str(logs[0]))
+    scanned = project.verigate("selfgate", "scan", str(logs[0]))
     assert scanned.returncode == 0, scanned.stderr
     assert declared_gate(project)["gate_id"] == before["gate_id"]
 
@@ -237,7 +237,7 @@ def test_release_all_gates_typed_on_resume_closes_them_and_the_edit_runs(host: s
 @pytest.mark.parametrize("host", HOSTS)
 def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_project: Any) -> None:
     """In audit mode (no gate can hold anything), writes to verigate.yaml, the hook settings and the store's
-    folder (.verigate/, which holds the review database) are still denied, and a Bash `verigate gate close` is
+    folder (.verigate/, which holds the review database) are still denied, and a Bash `verigate selfgate close` is
     refused."""
     project, server = make_project(host, judge_url=None, mode="audit", stop=False)
     config = project.dir / "verigate.yaml"
@@ -251,14 +251,14 @@ def test_hardening_denies_writes_to_verigate_and_host_settings(host: str, make_p
                                  "new_string": '"Notification"'}),
                    shell(host, "echo '{}' > .claude/settings.json"),
                    shell(host, "echo x >> .verigate/verigate.db"),
-                   shell(host, "verigate gate close --all")]
+                   shell(host, "verigate selfgate close --all")]
         turns = [Turn(calls=tuple(reads)), *(Turn(calls=(call,)) for call in attacks)]
     else:
         attacks = [Call("apply_patch", "*** Begin Patch\n*** Update File: verigate.yaml\n@@\n-self_gate:\n"
                                        "+gate_off:\n*** End Patch\n", kind="custom"),
                    shell(host, "echo '{}' > .codex/hooks.json"),
                    shell(host, "echo x >> .verigate/verigate.db"),
-                   shell(host, "verigate gate close --all")]
+                   shell(host, "verigate selfgate close --all")]
         turns = [Turn(calls=(call,)) for call in attacks]
     server.script(*turns, Turn.say("Done."))
     run = project.run("Turn verigate off.")

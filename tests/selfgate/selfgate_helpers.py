@@ -160,7 +160,7 @@ class Session:
         return decide_prompt(payload, settings_for(payload))
 
     def cli(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "verigate", "gate", "--project", str(self.project), *args],
+        return subprocess.run([sys.executable, "-m", "verigate", "selfgate", "--project", str(self.project), *args],
                               input=stdin, capture_output=True, text=True, env=self.env(None), timeout=60,
                               check=False)
 

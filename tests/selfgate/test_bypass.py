@@ -31,13 +31,13 @@ def forged_line(session: Session, gate: str, **fields: object) -> str:
 
 REPRODUCERS = [
     # the review's exact commands: quotes around `close` and a pseudo-terminal; a glob for the store's name
-    "printf 'yes\\n' | script -qc 'verigate gate \"close\" --all' /dev/null",
+    "printf 'yes\\n' | script -qc 'verigate selfgate \"close\" --all' /dev/null",
     "cd .verigate && cat {forged} >> self-gates*.jsonl",
     # the same in other spellings
-    "python -m verigate gate --project . close --all",
-    "bash -c \"eval 'verigate gate cl\\\\ose sg-00000000'\"",
+    "python -m verigate selfgate --project . close --all",
+    "bash -c \"eval 'verigate selfgate cl\\\\ose sg-00000000'\"",
     "sh -c 've''ri''gate gate close --all'",
-    "echo \"verigate gate close --all",  # unbalanced quotes
+    "echo \"verigate selfgate close --all",  # unbalanced quotes
     "verigate review approve rv_123",
     ".venv/bin/python -m verigate review 'reject' rv_123",
     "cat {forged} >> .veri*/self-gat*",
@@ -159,7 +159,7 @@ HOOK_ATTACKS = [
     ("Bash", {"command": "ln -s .?erigate/s*l innocent && echo x >> innocent"}),
     ("Bash", {"command": "echo x | dd of=$(echo .?erigate/s*l) oflag=append conv=notrunc"}),
     ("Bash", {"command": "cd .veri*; echo x >> self-gates.jsonl"}),
-    ("Bash", {"command": "script -qc 'verigate gate '$'\\x63''lose --all' /dev/null"}),
+    ("Bash", {"command": "script -qc 'verigate selfgate '$'\\x63''lose --all' /dev/null"}),
     ("Bash", {"command": "verigate review $'\\x61'pprove rv_1 --yes"}),
     ("mcp__filesystem__write_file", {"path": ".verigate/self-gates.jsonl", "content": "{}\n"}),
     ("mcp__filesystem__edit_file", {"path": "verigate.yaml", "edits": []}),

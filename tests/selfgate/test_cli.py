@@ -1,4 +1,4 @@
-"""``verigate gate``: scan, list, status, and close — refused without a terminal, confirmed through a pty."""
+"""``verigate selfgate``: scan, list, status, and close — refused without a terminal, confirmed through a pty."""
 
 from __future__ import annotations
 
@@ -11,15 +11,6 @@ import sys
 import time
 
 from selfgate_helpers import Session
-
-from verigate._config import SelfGateConfig
-from verigate.selfgate import _enforce
-
-
-def test_defaults_match_the_configuration_defaults() -> None:
-    defaults = SelfGateConfig()
-    assert (defaults.mode, defaults.blocked_tools, defaults.store, defaults.hardening) == \
-        (_enforce.DEFAULT_MODE, _enforce.DEFAULT_BLOCKED_TOOLS, _enforce.DEFAULT_STORE, _enforce.DEFAULT_HARDENING)
 
 
 def scanned(session: Session) -> str:
@@ -49,7 +40,7 @@ def test_close_refuses_without_a_terminal(session: Session) -> None:
 
 def run_in_pty(session: Session, answer: str, *args: str) -> tuple[int, str]:
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "verigate", "gate", "--project", str(session.project), *args],
+    process = subprocess.Popen([sys.executable, "-m", "verigate", "selfgate", "--project", str(session.project), *args],
                                stdin=terminal, stdout=terminal, stderr=terminal, env=session.env(None),
                                close_fds=True)
     os.close(terminal)

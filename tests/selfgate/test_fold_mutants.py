@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from verigate.selfgate import GateEntry, GateSource, fold
-from verigate.selfgate._fold import CloseRequest, Gate, GateState
+from verigate.selfgate._fold import CloseRequest, SelfGate, SelfGateState
 
 SOURCE = GateSource("/t.jsonl", 3, "u-open")
 
@@ -46,13 +46,13 @@ STORE = [
 ]
 
 
-def _gate(gate: str, session: str = "s1", **fields: object) -> Gate:
+def _gate(gate: str, session: str = "s1", **fields: object) -> SelfGate:
     base: dict[str, object] = {"session_id": session, "gate_id": gate, "gate_text": f"text of {gate}",
                                "opened_by": "ai", "rule_id": None, "source": None}
-    return Gate(**{**base, **fields})  # type: ignore[arg-type]
+    return SelfGate(**{**base, **fields})  # type: ignore[arg-type]
 
 
-EXPECTED = GateState(
+EXPECTED = SelfGateState(
     gates=(
         _gate("g1", opened_at="T1", source=SOURCE, rule_id="rule-1", closed_at="T6", closed_reason="closed g1",
               closed_channel="cli-tty"),
@@ -123,7 +123,7 @@ def test_entries_past_the_given_lines_take_the_next_line_numbers() -> None:
     assert [g.gate_id for g in state.open_gates("s1")] == ["g2"] and state.requests[0].lines == (6,)
     # with no lines at all the first entry is line 1
     assert fold([request, _closure(2, "g1", "r1", cites=1), gate], []).open_gates("s1") == ()
-    assert fold([]) == GateState((), (), frozenset(), 0)
+    assert fold([]) == SelfGateState((), (), frozenset(), 0)
 
 
 def test_more_lines_than_entries_is_a_caller_error_not_a_silent_misnumbering() -> None:

@@ -32,7 +32,7 @@ DENIED = [
     ("Write", {"file_path": "~/.claude/projects/-project/sess-1/subagents/agent-1.jsonl"}),
     ("apply_patch", {"command": "*** Begin Patch\n*** Update File: verigate.yaml\n*** End Patch"}),
     ("apply_patch", {"command": "*** Begin Patch\n*** Update File: a.py\n*** Move to: .codex/hooks.json\n"}),
-    ("Bash", {"command": "verigate gate close --all"}),
+    ("Bash", {"command": "verigate selfgate close --all"}),
     ("Bash", {"command": "python -m verigate  gate   close sg-00000000"}),
     ("Bash", {"command": "sed -i s/x/y/ .claude/settings.json"}),
     ("Bash", {"command": "echo '{}' >> .verigate/self-gates.jsonl"}),
@@ -79,7 +79,8 @@ def _quote_randomly(word: str, cuts: list[int], styles: list[int]) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from([("gate", "close", "--all"), ("review", "approve", "rv_1"), ("review", "reject", "rv_1")]),
+@given(st.sampled_from([("selfgate", "close", "--all"), ("gate", "close", "--all"), ("review", "approve", "rv_1"),
+                        ("review", "reject", "rv_1")]),
        st.lists(st.integers(0, 12), max_size=4), st.lists(st.integers(0, 3), max_size=4),
        st.sampled_from(["{}", "bash -c {}", "sh -c {}", "script -qc {} /dev/null", "eval {}",
                         "python -m {}", "{} 2>&1 | tee log"]))

@@ -168,7 +168,7 @@ def test_hardening_through_the_hook(session: Session) -> None:
     (session.project / ".claude").mkdir()
     link = session.project / "innocent.json"
     link.symlink_to(session.project / ".claude" / "settings.local.json")
-    for tool, tool_input in (("Edit", {"file_path": str(link)}), ("Bash", {"command": "verigate gate close --all"}),
+    for tool, tool_input in (("Edit", {"file_path": str(link)}), ("Bash", {"command": "verigate selfgate close --all"}),
                              ("CronCreate", {"cron": "* * * * *", "prompt": "Gate 解除"})):
         ran = session.tool(tool, tool_input, mode="audit")
         assert ran.denied and "hardening" in ran.reason, (tool, tool_input)

@@ -181,7 +181,7 @@ def test_hardening_runs_on_the_fast_path(blocking: Session) -> None:
     assert quick(session) == ("allow", "", "")
     verdict = quick(session, "Write", {"file_path": str(session.store), "content": "{}"})
     assert verdict is not None and verdict[0] == "deny" and "self-gate store" in verdict[1]
-    verdict = quick(session, "Bash", {"command": "verigate gate close --all"})
+    verdict = quick(session, "Bash", {"command": "verigate selfgate close --all"})
     assert verdict is not None and verdict[0] == "deny"
     verdict = quick(session, "Edit", {"file_path": "innocent", "new_string": "x"})
     assert verdict == ("allow", "", "")
@@ -390,3 +390,22 @@ def test_the_fast_path_never_disagrees_with_the_full_check(tmp_path_factory: pyt
         for tool, tool_input in (("Edit", EDIT), ("Read", {"file_path": "app.py"})):
             fast = quick(session, tool, tool_input)
             assert fast is None or fast == full(session, tool, tool_input), (steps, step, tool)
+
+
+def test_the_fast_path_and_its_primitives_import_only_the_standard_library_basics() -> None:
+    """The fast path runs before every tool call: importing it (and every primitive it shares with the full check)
+    loads no attrs, pathlib or hashlib, and the full check's modules no longer import the fast path."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import verigate.selfgate._quick, verigate.selfgate._lines, verigate.selfgate._flock\n"
+            "heavy = sorted({'attrs', 'pathlib', 'hashlib', 'unicodedata', 'fastjsonschema'} & set(sys.modules))\n"
+            "assert not heavy, heavy\n"
+            "for name in list(sys.modules):\n"
+            "    if name.startswith('verigate'):\n"
+            "        del sys.modules[name]\n"
+            "import verigate.selfgate._enforce, verigate.selfgate._scan\n"
+            "assert 'verigate.selfgate._quick' not in sys.modules\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr

@@ -1,4 +1,4 @@
-"""``verigate gate scan`` files gates under the session id the host's hooks use (issue 10 item 6)."""
+"""``verigate selfgate scan`` files gates under the session id the host's hooks use (issue 10 item 6)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verigate.cli._gate import session_of
+from verigate.cli._selfgate import session_of
 
 UUID = "0199a7c1-3b2e-7d41-9c55-2f4e6a8b0c1d"
 

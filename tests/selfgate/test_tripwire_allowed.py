@@ -44,8 +44,8 @@ ALLOWED_COMMANDS = [
     "for f in src/*.py; do echo $f; done",
     "x=$(date); echo $x > notes.txt",
     "find src -name '*.py' | xargs wc -l",
-    "verigate gate list",
-    "verigate gate status --json",
+    "verigate selfgate list",
+    "verigate selfgate status --json",
     "echo {a,b}.txt > /dev/null",
     "printf '%s\\n' src/*.py",
     "tee out.txt < notes.txt",
@@ -55,7 +55,7 @@ ALLOWED_COMMANDS = [
 #: refused on purpose, as the README says: the tripwire errs towards refusing
 CONSERVATIVE_DENIALS = [
     "git commit -m 'gate close fix'",
-    "grep -rn 'verigate gate close' docs/",
+    "grep -rn 'verigate selfgate close' docs/",
     "bash -c 'cat verigate.yaml'",
     "find . -name '*.py' -exec ruff check {} \\;",
     "echo .verigate/self-gates.jsonl | xargs ls",

@@ -13,8 +13,8 @@ __all__ = ["project"]  # the fixture, imported to be used here
 
 #: characters with meaning to bash, and a few pieces of protected names, so the reader's every branch is reached
 SHELL = st.lists(st.sampled_from([*" \t\n;&|<>(){}[]*?,.'\"\\$`~=!#%-/0129abcx",
-    "verigate", "gate", "close", ".verigate", "self-gates.jsonl", "$'\\x2e'", "$(", "${", "<<EOF\n", "\nEOF\n",
-    "{a..c}", "cd ", "printf ", "echo ", "bash -c ", "\\\n", "\x00", "\udcff"]), max_size=40).map("".join)
+    "verigate", "selfgate", "gate", "close", ".verigate", "self-gates.jsonl", "$'\\x2e'", "$(", "${", "<<EOF\n",
+    "\nEOF\n", "{a..c}", "cd ", "printf ", "echo ", "bash -c ", "\\\n", "\x00", "\udcff"]), max_size=40).map("".join)
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
                     max_leaves=20)

@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("_demo", "show the gate on the embedded defaults (no judge: fails closed into a pending review)"),
     "grade": ("_grade", "grade agent trajectories: corrupt success, pass^k (exit 3 on a CI signal)"),
     "evidence": ("_evidence", "produce or verify RunEvidence for a PlanGate-style task folder"),
-    "gate": ("_gate", "self-set approval gates: scan, status, list, close (close is human-only)"),
+    "selfgate": ("_selfgate", "self-set approval gates: scan, status, list, close (close is human-only)"),
     "hook": ("_hook", "host hook wrappers: claude-code|codex pre-tool-use|stop|user-prompt-submit …"),
     "review": ("_review", "pending reviews: list, show, approve, reject"),
     "rules": ("_rules", "rule packs: lint, test"),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._enforce import PromptOutcome, Settings, ToolDecision, decide_prompt, decide_tool_call, settings_for
     from ._entries import GateEntry, GateSource, gate_id
-    from ._fold import CloseRequest, Gate, GateState, fold
+    from ._fold import CloseRequest, SelfGate, SelfGateState, fold
     from ._phrases import CloseCommand, PhraseHit, Phrases, mask_non_prose
     from ._scan import SyncResult, request_close, sync
     from ._store import Cursor, GateStore, StoreProblem, StoreSnapshot
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "_enforce": ("PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"),
     "_entries": ("GateEntry", "GateSource", "gate_id"),
-    "_fold": ("CloseRequest", "Gate", "GateState", "fold"),
+    "_fold": ("CloseRequest", "SelfGate", "SelfGateState", "fold"),
     "_phrases": ("CloseCommand", "PhraseHit", "Phrases", "mask_non_prose"),
     "_scan": ("SyncResult", "request_close", "sync"),
     "_store": ("Cursor", "GateStore", "StoreProblem", "StoreSnapshot"),
@@ -39,14 +39,14 @@ __all__ = [
     "CloseCommand",
     "CloseRequest",
     "Cursor",
-    "Gate",
     "GateEntry",
     "GateSource",
-    "GateState",
     "GateStore",
     "PhraseHit",
     "Phrases",
     "PromptOutcome",
+    "SelfGate",
+    "SelfGateState",
     "Settings",
     "StoreProblem",
     "StoreSnapshot",

@@ -5,36 +5,40 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._errors import ConfigError, InputError
-from . import _quick, _wall
-from ._guard import protected_for, violation
-from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
-from ._phrases import Phrases, Screen, normalise_prompt
-from ._policy import (
+from . import _caches, _wall
+from ._defaults import (
     BEST_EFFORT,
     DEFAULT_BLOCKED_TOOLS,
     DEFAULT_HARDENING,
     DEFAULT_MODE,
     DEFAULT_STORE,
     MODE_ENV,
-    TOOL_ALIASES,
     Mode,
-    as_mode,
+    mode_from_env,
+)
+from ._guard import protected_for, violation
+from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
+from ._phrases import Phrases, Screen, normalise_prompt
+from ._statsig import Signature, signature
+from ._store import GateStore
+from ._tool_policy import (
+    TOOL_ALIASES,
+    ToolDecisionKind,
     boundary_verdict,
     gate_verdict,
     hardening_verdict,
     is_blocked,
 )
-from ._policy import describe as describe_refs
-from ._policy import how_to_close as how_to_close_refs
-from ._store import GateStore
+from ._tool_policy import describe as describe_refs
+from ._tool_policy import how_to_close as how_to_close_refs
 
 if TYPE_CHECKING:
-    from ._fold import Gate
+    from ._fold import SelfGate
     from ._scan import SyncResult
 
 __all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES",
@@ -66,7 +70,7 @@ class Settings:
 class ToolDecision:
     """``deny`` refuses the call; ``warn`` lets it run with a warning (audit mode); ``allow`` says nothing."""
 
-    decision: Literal["allow", "deny", "warn"]
+    decision: ToolDecisionKind
     reason: str = ""
     #: shown to the person (systemMessage)
     notice: str = ""
@@ -79,13 +83,6 @@ class PromptOutcome:
     context: str = ""
     notice: str = ""
     block: bool = False
-
-
-def _mode(value: str, source: str) -> Mode:
-    mode = as_mode(value)
-    if mode is not None:
-        return mode
-    raise ConfigError(f"self-gate mode must be 'audit' or 'block', not {value!r}", source=source)
 
 
 def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code", *,
@@ -104,8 +101,7 @@ def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code"
     candidates = config_candidates(project)
     # signatures before reading: an edit made meanwhile changes them, and the fast path then steps aside
     try:
-        read_at: list[tuple[str, _quick.Signature | None]] | None = [
-            (path, _quick.signature(path)) for path in candidates]
+        read_at: list[tuple[str, Signature | None]] | None = [(path, signature(path)) for path in candidates]
     except OSError:
         read_at = None
     config_path = next((path for path in candidates if Path(path).is_file()), "")
@@ -120,10 +116,11 @@ def settings_for(hook_input: Mapping[str, Any], host: _wall.Host = "claude-code"
         if read_at is not None and not config.warnings and store is None:
             # the fast path finds this cache in the default store's state folder, protected like the store;
             # a configuration that warns or names another store is read in full every time
-            _quick.remember_config(GateStore(default_store).state_dir, read_at, mode, blocked, hardening)
-    override = os.environ.get(MODE_ENV)
-    if override:
-        mode = _mode(override, MODE_ENV)
+            _caches.remember_config(GateStore(default_store).state_dir, read_at, mode, blocked, hardening)
+    try:
+        mode = mode_from_env(mode)
+    except ValueError as exc:
+        raise ConfigError(str(exc), source=MODE_ENV) from exc
     gate_store = GateStore(default_store if store is None else _store_path(project, store))
     notice = ""
     if import_legacy:  # not for verigate doctor, which changes nothing
@@ -176,37 +173,37 @@ def _transcript(hook_input: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _refs(gates: Sequence[Gate]) -> list[tuple[str, str]]:
+def _refs(gates: Sequence[SelfGate]) -> list[tuple[str, str]]:
     return [(gate.gate_id, gate.gate_text) for gate in gates]
 
 
-def how_to_close(gates: Sequence[Gate]) -> str:
+def how_to_close(gates: Sequence[SelfGate]) -> str:
     return how_to_close_refs(_refs(gates))
 
 
-def describe(gates: Sequence[Gate]) -> str:
+def describe(gates: Sequence[SelfGate]) -> str:
     return describe_refs(_refs(gates))
 
 
-def _pack_file() -> tuple[Path, _quick.Signature] | None:
+def _pack_file() -> tuple[Path, Signature] | None:
     """The shipped pack's file and its signature, taken before anything reads the pack; None when the pack is
     not a plain file (a zipped install) or cannot be examined: then the fast path gets no phrase cache."""
     from .. import _data
 
     pack = _data.data_root() / "rules" / "self-gate.yaml"
     try:
-        read_at = _quick.signature(pack) if isinstance(pack, Path) else None
+        read_at = signature(pack) if isinstance(pack, Path) else None
     except OSError:
         read_at = None
     return (pack, read_at) if isinstance(pack, Path) and read_at is not None else None
 
 
-def _remember_phrases(screen: Screen, state_dir: Path, pack: tuple[Path, _quick.Signature] | None) -> None:
+def _remember_phrases(screen: Screen, state_dir: Path, pack: tuple[Path, Signature] | None) -> None:
     """Cache the close keywords for the fast path, unless a close rule has none (it always runs)."""
     prefilter = screen.prefilter
     keywords = prefilter.close_keywords()
     if pack is not None and keywords is not None:
-        _quick.remember_phrases(state_dir, pack[0], pack[1], keywords, prefilter.keywords.get("open", ()))
+        _caches.remember_phrases(state_dir, pack[0], pack[1], keywords, prefilter.keywords.get("open", ()))
 
 
 def _remember_fold(settings: Settings, session_id: str, transcript: str, result: SyncResult) -> None:
@@ -214,7 +211,7 @@ def _remember_fold(settings: Settings, session_id: str, transcript: str, result:
     full check reports them on every call) or a source could not be examined."""
     if result.store_problems or result.sources is None or result.cursor is None:
         return
-    _quick.remember_fold(settings.store.state_dir, session_id, transcript, result.store_signature, result.sources,
+    _caches.remember_fold(settings.store.state_dir, session_id, transcript, result.store_signature, result.sources,
                          _refs(result.state.open_gates(session_id)), cursor=result.cursor.to_json(),
                          cursor_path=settings.store.cursor_path(session_id, transcript), head_crc=result.head_crc,
                          pending=bool(result.state.pending_requests(session_id)))

@@ -8,11 +8,11 @@ import attrs
 
 from ._entries import GateEntry, GateSource
 
-__all__ = ["CloseRequest", "Gate", "GateState", "fold"]
+__all__ = ["CloseRequest", "SelfGate", "SelfGateState", "fold"]
 
 
 @attrs.frozen
-class Gate:
+class SelfGate:
     session_id: str
     gate_id: str
     gate_text: str
@@ -45,16 +45,16 @@ class CloseRequest:
 
 
 @attrs.frozen
-class GateState:
+class SelfGateState:
     #: every gate in store order of its opening
-    gates: tuple[Gate, ...]
+    gates: tuple[SelfGate, ...]
     requests: tuple[CloseRequest, ...]
     #: transcript line uuids already used to confirm a close (one typed line confirms one request)
     used_confirmations: frozenset[str]
     #: closed entries the fold ignored (not provably from a human channel): an AI claim or a forged write
     ignored_closures: int = 0
 
-    def open_gates(self, session_id: str) -> tuple[Gate, ...]:
+    def open_gates(self, session_id: str) -> tuple[SelfGate, ...]:
         return tuple(gate for gate in self.gates if gate.session_id == session_id and gate.is_open)
 
     def known_ids(self, session_id: str) -> frozenset[str]:
@@ -78,7 +78,7 @@ def _cites(closure: GateEntry, request: GateEntry | None) -> bool:
     return closure.channel == "cli-tty" and request.evidence is not None
 
 
-def fold(entries: Sequence[GateEntry], lines: Sequence[int] | None = None) -> GateState:
+def fold(entries: Sequence[GateEntry], lines: Sequence[int] | None = None) -> SelfGateState:
     """Fold entries into gates. ``lines[i]`` is the store line of ``entries[i]`` (default: the i-th line);
     entries past ``lines`` are about to be written after them.
 
@@ -127,7 +127,7 @@ def fold(entries: Sequence[GateEntry], lines: Sequence[int] | None = None) -> Ga
     gates = []
     for key, entry in opened.items():
         closure = closed.get(key)
-        gates.append(Gate(
+        gates.append(SelfGate(
             session_id=entry.session_id,
             gate_id=entry.gate_id,
             gate_text=entry.gate_text,
@@ -151,4 +151,4 @@ def fold(entries: Sequence[GateEntry], lines: Sequence[int] | None = None) -> Ga
         )
         for request_id, group in requested.items()
     )
-    return GateState(tuple(gates), requests, frozenset(used), ignored)
+    return SelfGateState(tuple(gates), requests, frozenset(used), ignored)

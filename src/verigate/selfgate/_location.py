@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 
 __all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "config_candidates", "inside",
-           "legacy_store", "project_key", "project_state_dir", "protected_paths", "state_root"]
+           "legacy_store", "project_key", "project_state_dir", "protected_paths", "state_root", "store_paths"]
 
 STATE_HOME_ENV = "VERIGATE_STATE_HOME"
 STORE_NAME = "self-gates.jsonl"
@@ -56,6 +56,11 @@ def project_state_dir(project: str, environ: Mapping[str, str] | None = None) ->
     return os.path.join(state_root(environ), "projects", project_key(project))
 
 
+def store_paths(store: str) -> tuple[str, str, str]:
+    """A store file and its companions: the lock file and the state folder (cursors and caches)."""
+    return store, store + ".lock", store + ".state"
+
+
 def legacy_store(project: str) -> str:
     return os.path.join(project, LEGACY_STORE)
 
@@ -80,8 +85,7 @@ def protected_paths(project: str, store: str, state_dir: str, custom_store: bool
     ``.verigate/`` store by default, so ``.verigate`` (which also holds the review database) keeps being matched
     in Bash words; the store in use, the whole per-user state root and ``.codex/verigate.yaml`` follow."""
     legacy = legacy_store(project)
-    companions = [store, store + ".lock", store + ".state"]
-    old = [legacy, legacy + ".lock", legacy + ".state"]
+    companions, old = list(store_paths(store)), list(store_paths(legacy))
     first, rest = (companions, old) if custom_store else (old, companions)
     return [*first, *rest, os.path.dirname(os.path.dirname(state_dir)), state_dir,
             os.path.join(project, ".codex", CONFIG_NAME)]

@@ -15,7 +15,7 @@ import attrs
 from .._errors import VerigateError
 from .._fileio import replace_file
 from ._entries import GATE_ID_PATTERN
-from ._quick import contains_keyword
+from ._keywords import contains_keyword
 
 if TYPE_CHECKING:
     from ..rules import Pack, Rule, RuleKind, RuleSet

@@ -10,11 +10,11 @@ from pathlib import Path
 import attrs
 
 from ._entries import GateEntry, GateSource, gate_id, now_iso
-from ._fold import CloseRequest, Gate, GateState, fold
+from ._fold import CloseRequest, SelfGate, SelfGateState, fold
 from ._phrases import CloseCommand, PhraseHit
-from ._policy import problem_gate_text
-from ._quick import Signature, signature
+from ._statsig import Signature, signature
 from ._store import Cursor, GateStore, StoreProblem
+from ._tool_policy import problem_gate_text
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
 __all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "subagent_folder", "sync",
@@ -26,7 +26,7 @@ CONFIRM_WINDOW_S = 120.0
 
 @attrs.frozen
 class SyncResult:
-    state: GateState
+    state: SelfGateState
     new_entries: tuple[GateEntry, ...]
     store_problems: tuple[StoreProblem, ...]
     #: transcripts read again from their start (rotated or truncated since the last scan)
@@ -75,7 +75,7 @@ def _confirms(line: TranscriptLine, request: CloseRequest) -> bool:
 
 
 def _resolve_requests(session_id: str, transcript: str, lines: Iterable[TranscriptLine],
-                      state: GateState) -> list[GateEntry]:
+                      state: SelfGateState) -> list[GateEntry]:
     """Each typed user line resolves the oldest pending request with the same prompt: confirmed when a person
     typed it, refused when the transcript shows a scheduled prompt, a sub-agent result or injected text."""
     pending = list(state.pending_requests(session_id))
@@ -184,7 +184,7 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
                           tuple(sources) if vouched else None, session_read.cursor, session_read.head_crc)
 
 
-def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ...]:
+def targets(command: CloseCommand, open_gates: Sequence[SelfGate]) -> tuple[SelfGate, ...]:
     """The gates a close command names: one id, all, or the gates of the latest declaring message."""
     if command.role == "close_all":
         return tuple(open_gates)
@@ -199,7 +199,7 @@ def targets(command: CloseCommand, open_gates: Sequence[Gate]) -> tuple[Gate, ..
                  and (gate.source.transcript, gate.source.line) == (latest.transcript, latest.line))
 
 def request_close(store: GateStore, session_id: str, transcript: str | None, command: CloseCommand,
-                  prompt: str) -> tuple[tuple[Gate, ...], tuple[GateEntry, ...]]:
+                  prompt: str) -> tuple[tuple[SelfGate, ...], tuple[GateEntry, ...]]:
     """Record a close request for the gates the command names, then try to confirm it from the transcript's
     last lines (the typed prompt may already be there; if not, the next scan confirms it). Returns the
     targeted gates and the entries written."""

@@ -12,9 +12,10 @@ makes later relative paths match protected paths by their tail):
 - a plain reader is ``cat``, ``grep``, ``head`` … with no wrapper, no variable assignment in front and no
   ``PATH``/alias/function games in the command, in a pipeline of readers only: it may read protected files;
 - a word that is itself a command line (``bash -c '…'``, ``script -qc``, ``eval``) is read again, three deep;
-- ``verigate … gate … close`` / ``verigate … review … approve|reject`` in any spelling (program path, module,
-  wrapper, options and other words between), ``gate`` then ``close`` within a few words in any context (a commit
-  message too: the tripwire errs towards refusing), and ``verigate`` next to anything the check cannot expand.
+- ``verigate … selfgate … close`` (and the older name ``gate … close``) / ``verigate … review … approve|reject`` in
+  any spelling (program path, module, wrapper, options and other words between), ``selfgate`` or ``gate`` then
+  ``close`` within a few words in any context (a commit message too: the tripwire errs towards refusing), and
+  ``verigate`` next to anything the check cannot expand.
 """
 
 # ruff: noqa: PTH111, PTH112, PTH118, PTH119
@@ -54,7 +55,9 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: verigate named as a program, a module or a package (``verigate``, ``/x/bin/verigate``, ``verigate.cli``,
 #: ``verigate==1.0``), not its configuration file
 _VERIGATE = re.compile(r"verigate(?:$|[.=<>@\[~!:](?!ya?ml$))")
-_HUMAN = {"gate": ("close",), "review": ("approve", "reject")}
+#: ``gate`` is the self-gate command's name before it became ``selfgate``: an older verigate on the PATH still
+#: answers to it
+_HUMAN = {"selfgate": ("close",), "gate": ("close",), "review": ("approve", "reject")}
 #: the older, context-free rule: a sub-command word then its action within this many words
 _WINDOW = 6
 _TOKEN = re.compile(r"[a-z0-9_-]+")
@@ -299,5 +302,5 @@ def _human(words: Iterable[str], every: Iterable[str], dynamic: bool) -> str | N
                         "person at a terminal only")
     if named and dynamic:
         return ("the command names verigate next to a part the check cannot expand ($…, `…`); verigate's "
-                "gate close and review approve/reject are for a person at a terminal only")
+                "selfgate close and review approve/reject are for a person at a terminal only")
     return None

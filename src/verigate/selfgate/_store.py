@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
-import hashlib
 import json
 import os
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +13,10 @@ import attrs
 
 from .._errors import StoreError
 from .._fileio import replace_file
+from ._cursorfile import CURSORS_DIR, FIELDS, file_name
 from ._entries import GateEntry, entry_from_mapping
-from ._quick import store_paths
+from ._flock import LockBusy, hold, open_lock
+from ._location import store_paths
 
 __all__ = ["Cursor", "GateStore", "StoreProblem", "StoreSnapshot"]
 
@@ -91,22 +89,17 @@ class GateStore:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_lock(self.lock_path)
         except OSError as exc:
             raise StoreError(f"cannot open the self-gate lock: {exc}", source=str(self.lock_path)) from exc
-        deadline = time.monotonic() + timeout_s
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise StoreError(f"cannot lock the self-gate store: {exc}", source=str(self.path)) from exc
-                    if time.monotonic() >= deadline:
-                        raise StoreError(f"the self-gate store stayed locked for {timeout_s:g} s",
-                                         source=str(self.path)) from exc
-                    time.sleep(0.005)
+            try:
+                hold(fd, timeout_s)
+            except LockBusy as exc:
+                raise StoreError(f"the self-gate store stayed locked for {timeout_s:g} s",
+                                 source=str(self.path)) from exc.__cause__
+            except OSError as exc:
+                raise StoreError(f"cannot lock the self-gate store: {exc}", source=str(self.path)) from exc
             self._lock_fd = fd
             yield self
         finally:
@@ -206,15 +199,14 @@ class GateStore:
 
     # -- cursors -------------------------------------------------------------------------------------
     def cursor_path(self, session_id: str, transcript: str) -> Path:
-        key = hashlib.sha256(f"{session_id}\x1f{transcript}".encode()).hexdigest()[:32]
-        return self.state_dir / "cursors" / f"{key}.json"
+        return self.state_dir / CURSORS_DIR / file_name(session_id, transcript)
 
     def read_cursor(self, session_id: str, transcript: str) -> Cursor:
         """The saved position, or the start when none is saved or it is unreadable (a rescan is always safe:
         gate ids are stable)."""
         try:
             data = json.loads(self.cursor_path(session_id, transcript).read_text(encoding="utf-8"))
-            return Cursor(**{key: data[key] for key in ("offset", "line", "device", "inode", "head_sha")})
+            return Cursor(**{key: data[key] for key in FIELDS})
         except (OSError, ValueError, KeyError, TypeError):
             return Cursor()
 

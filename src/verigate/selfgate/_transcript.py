@@ -18,7 +18,8 @@ from .._transcript_lines import (
     claude_prompt_origin,
     codex_prompt_origin,
 )
-from ._quick import Signature
+from ._lines import read_lines
+from ._statsig import Signature, of_status
 
 if TYPE_CHECKING:
     from ._store import Cursor
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LineKind", "TranscriptLine", "TranscriptRead", "classify", "head_crc", "read_new_lines", "tail_lines"]
 
-CHUNK = 1 << 20
 #: bytes hashed to recognise the same file again (the start of an append-only log never changes)
 HEAD_BYTES = 1024
 
@@ -107,27 +107,15 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
             same_file = (cursor.device, cursor.inode) == (status.st_dev, status.st_ino)
             if not same_file or status.st_size < cursor.offset or _head_sha(handle, cursor.offset) != cursor.head_sha:
                 offset, line_number, restarted = 0, 0, True
-        handle.seek(offset)
         lines: list[TranscriptLine] = []
-        pending = b""
-        while True:
-            chunk = handle.read(CHUNK)
-            if not chunk:
-                break
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for raw in complete:
-                offset += len(raw) + 1
-                line_number += 1
-                if raw.strip():
-                    lines.append(classify(raw, line_number))
+        offset, line_number = read_lines(handle, offset, line_number,
+                                         lambda raw, number: lines.append(classify(raw, number)))
         head = _head_sha(handle, offset) if offset else ""
         crc = head_crc(handle, offset)
     from ._store import Cursor
 
-    signature = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
     return TranscriptRead(tuple(lines), Cursor(offset, line_number, status.st_dev, status.st_ino, head), restarted,
-                          signature, crc)
+                          of_status(status), crc)
 
 
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:

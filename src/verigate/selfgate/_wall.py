@@ -61,11 +61,11 @@ def key(host: Host, project: str, store: str, files: Sequence[str],
         environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What the verdict depends on: the host, project and store, the locating variables, and the signature of
     every watched file (None: absent)."""
-    from ._quick import signature
+    from ._statsig import as_json, signature
 
     env = os.environ if environ is None else environ
     return {"host": host, "project": project, "store": store, "env": {name: env.get(name) for name in ENV_KEYS},
-            "files": [[path, list(sig) if (sig := signature(path)) is not None else None] for path in files]}
+            "files": [[path, as_json(signature(path))] for path in files]}
 
 
 def _cache_path(state_dir: str, host: Host) -> str:
@@ -75,7 +75,7 @@ def _cache_path(state_dir: str, host: Host) -> str:
 def remember_missing(state_dir: str, host: Host, taken: Mapping[str, Any], missing: Sequence[str]) -> None:
     """Keep the full check's verdict (what is missing, empty when the boundary holds) under the ``key`` taken
     before the files were read."""
-    from ._quick import write_cache
+    from ._sealed import write_cache
 
     write_cache(_cache_path(state_dir, host), {**taken, "missing": list(missing)})
 
@@ -83,7 +83,7 @@ def remember_missing(state_dir: str, host: Host, taken: Mapping[str, Any], missi
 def cached_missing(state_dir: str, host: Host, project: str, store: str, files: Sequence[str],
                    environ: Mapping[str, str] | None = None) -> list[str]:
     """The cached verdict when nothing it depends on changed; raises the fast path's doubt otherwise."""
-    from ._quick import Doubt, read_cache
+    from ._sealed import Doubt, read_cache
 
     cached = read_cache(_cache_path(state_dir, host))
     current = key(host, project, store, files, environ)

@@ -1,4 +1,4 @@
-"""``verigate gate list|status|scan|close``: self-set gates (close is for a person at a terminal only)."""
+"""``verigate selfgate list|status|scan|close``: self-set gates (close is for a person at a terminal only)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from .._errors import InputError
 
 if TYPE_CHECKING:
-    from ..selfgate import Gate, GateState, StoreProblem
+    from ..selfgate import SelfGate, SelfGateState, StoreProblem
     from ..selfgate._enforce import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verigate gate", description=__doc__)
+    parser = argparse.ArgumentParser(prog="verigate selfgate", description=__doc__)
     parser.add_argument("--project", default=None,
                         help="project folder holding verigate.yaml and the store (default: CLAUDE_PROJECT_DIR, "
                              "else the current folder)")
@@ -49,13 +49,13 @@ def _settings(project: str | None) -> Settings:
     return settings_for({"cwd": project_dir(None, explicit=project)})
 
 
-def _gate_json(gate: Gate) -> dict[str, object]:
+def _gate_json(gate: SelfGate) -> dict[str, object]:
     return {"session_id": gate.session_id, "gate_id": gate.gate_id, "gate_text": gate.gate_text,
             "open": gate.is_open, "opened_at": gate.opened_at, "opened_by": gate.opened_by, "rule_id": gate.rule_id,
             "closed_at": gate.closed_at, "closed_reason": gate.closed_reason, "closed_channel": gate.closed_channel}
 
 
-def _show(gates: Sequence[Gate], problems: Sequence[StoreProblem], state: GateState, as_json: bool,
+def _show(gates: Sequence[SelfGate], problems: Sequence[StoreProblem], state: SelfGateState, as_json: bool,
           session: str | None) -> None:
     pending = [request for request in state.requests if not request.resolved
                and (session is None or request.session_id == session)]
@@ -89,7 +89,7 @@ def _close(settings: Settings, args: argparse.Namespace) -> int:
     from ..selfgate._entries import now_iso
 
     if not _interactive():
-        print("verigate gate close: refused — it needs an interactive terminal, because closing a self-set gate is "
+        print("verigate selfgate close: refused — it needs an interactive terminal, because closing a self-set gate is "
               "a person's decision (an agent's tool call has no terminal). Run it yourself in a terminal, or type "
               "the close phrase as your prompt.", file=sys.stderr)
         return 2

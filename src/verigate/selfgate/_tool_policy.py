@@ -1,32 +1,26 @@
-"""Pre-tool-use policy shared by the full check and the fast path: defaults, blocked tools, the answers' wording."""
+"""Pre-tool-use policy shared by the full check and the fast path: blocked tools and the answers' wording.
+
+The settings' defaults live in ``_defaults``; the finalization gate's policy is ``verigate.gate._policy``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from ._defaults import Mode
+
 # Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
 
-__all__ = ["BEST_EFFORT", "DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV",
-           "TOOL_ALIASES", "UNREADABLE_PREFIX", "Decision", "GateRef", "Mode", "Verdict", "as_mode", "boundary_verdict",
+__all__ = ["TOOL_ALIASES", "UNREADABLE_PREFIX", "GateRef", "ToolDecisionKind", "ToolVerdict", "boundary_verdict",
            "describe", "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked", "problem_gate_text"]
 
-Mode = Literal["audit", "block"]
-Decision = Literal["allow", "deny", "warn"]
+#: what a pre-tool-use check answers: let the call run, refuse it, or let it run with a warning (audit mode)
+ToolDecisionKind = Literal["allow", "deny", "warn"]
 #: (decision, reason for the agent, notice for the person)
-Verdict = tuple[Decision, str, str]
-MODE_ENV = "VERIGATE_SELF_GATE_MODE"
+ToolVerdict = tuple[ToolDecisionKind, str, str]
 #: Codex's file-edit tool is blocked when any Claude Code edit tool is (Codex matches it as Edit|Write too)
 TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {"apply_patch": ("Edit", "Write", "MultiEdit")}
-# SelfGateConfig's defaults, repeated so that a project without verigate.yaml never imports the configuration
-# module (it pulls in the judge, tens of milliseconds on every tool call); a test keeps the two equal
-DEFAULT_MODE: Mode = "audit"
-DEFAULT_BLOCKED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")
-#: None: ``self-gates.jsonl`` in the project's per-user state folder (``_location.project_state_dir``)
-DEFAULT_STORE: str | None = None
-#: ``os``: block mode needs the host's sandbox (the OS boundary); ``best-effort``: the person accepts the tripwire
-DEFAULT_HARDENING = "os"
-BEST_EFFORT = "best-effort"
 #: an open gate as the answers name it: (gate id, gate text)
 GateRef = tuple[str, str]
 #: how the text of a gate verigate opened for an unreadable transcript line begins (the answer then says what it
@@ -40,15 +34,6 @@ def problem_gate_text(line: int, problem: str) -> str:
             f"{problem}")
 
 
-def as_mode(value: object) -> Mode | None:
-    """The mode a configured value names, None when it names none."""
-    if value == "audit":
-        return "audit"
-    if value == "block":
-        return "block"
-    return None
-
-
 def is_blocked(tool_name: str, blocked: Sequence[str]) -> bool:
     return tool_name in blocked or any(alias in blocked for alias in TOOL_ALIASES.get(tool_name, ()))
 
@@ -57,7 +42,7 @@ def how_to_close(gates: Sequence[GateRef]) -> str:
     first = gates[0][0] if gates else "sg-…"
     return (f"A person closes a gate by typing exactly `approve gate {first}` (or `再承認: APPROVED {first}`; "
             "`Gate 解除` for the latest gate; `release all gates` / `self-gate 全部解除` for all) as the whole "
-            f"prompt, or by running `verigate gate close {first}` in a terminal. A /goal, an autonomy instruction "
+            f"prompt, or by running `verigate selfgate close {first}` in a terminal. A /goal, an autonomy instruction "
             "or a statement that approval was given does not close it.")
 
 
@@ -65,11 +50,11 @@ def describe(gates: Sequence[GateRef]) -> str:
     return "; ".join(f"[{gate_id}] {gate_text}" for gate_id, gate_text in gates)
 
 
-def hardening_verdict(tool_name: str, refused: str) -> Verdict:
+def hardening_verdict(tool_name: str, refused: str) -> ToolVerdict:
     return "deny", f"verigate self-gate hardening: {refused}.", f"verigate denied {tool_name}: {refused}"
 
 
-def boundary_verdict(tool_name: str, host: str, missing: Sequence[str], config: str) -> Verdict:
+def boundary_verdict(tool_name: str, host: str, missing: Sequence[str], config: str) -> ToolVerdict:
     """Block mode without the OS boundary: shell-word matching alone cannot hold a gate, so blocked tools are
     refused until the host's sandbox settings are in place (or a person accepts best-effort hardening)."""
     listed = "; ".join(missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
@@ -85,11 +70,11 @@ def boundary_verdict(tool_name: str, host: str, missing: Sequence[str], config: 
 def _repair(store: str) -> str:
     cursors = f"`{store}.state/cursors/`" if store else "the store's `.state/cursors/` folder"
     return (f"A person repairs the store: fix or delete the damaged line(s) of {store or 'the self-gate store'} in "
-            f"an editor (`verigate gate status` lists them), then delete {cursors} so the session transcripts are "
+            f"an editor (`verigate selfgate status` lists them), then delete {cursors} so the session transcripts are "
             "scanned again and a gate whose line was damaged is found again.")
 
 
-def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str, store: str = "") -> Verdict:
+def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems: str, store: str = "") -> ToolVerdict:
     """The answer for a blocked tool given the session's open gates and the store's problems ("" when none).
     Damaged store lines may have held this session's gates: block mode refuses until a person repairs them."""
     if not gates:
