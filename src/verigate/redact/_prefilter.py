@@ -49,7 +49,7 @@ RE2_AFTER_CHARS = 1 << 16
 
 def _load_re2() -> Any:
     try:
-        import re2  # type: ignore[import-not-found,unused-ignore]
+        import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # ships no types
     except ImportError:
         return None
     return re2
