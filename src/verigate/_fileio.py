@@ -1,7 +1,6 @@
 """Atomic replacement of small state files, shared by every writer (cheap to import: hooks use it)."""
 
 # os rather than pathlib: the PreToolUse fast path imports this, and pathlib costs ms on every tool call
-# ruff: noqa: PTH101, PTH105, PTH108
 from __future__ import annotations
 
 import contextlib

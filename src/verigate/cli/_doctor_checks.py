@@ -6,7 +6,6 @@ way to know a folder is writable for real (``os.access`` does not see read-only 
 """
 
 # os.path on str paths: the hook files name their paths as strings
-# ruff: noqa: PTH118
 from __future__ import annotations
 
 import asyncio

@@ -22,7 +22,6 @@ still validated against its schema on every load).
 """
 
 # os rather than pathlib: hooks import this on their start-up path
-# ruff: noqa: PTH103, PTH118, PTH120, PTH123
 from __future__ import annotations
 
 import contextlib

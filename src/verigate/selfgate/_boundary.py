@@ -6,7 +6,6 @@ Used by the pre-tool-use full check (block mode refuses blocked tools while a ch
 """
 
 # os.path on str paths throughout: settings values, rule paths and realpath comparisons are all strings
-# ruff: noqa: PTH111, PTH118, PTH120, PTH123
 from __future__ import annotations
 
 import json

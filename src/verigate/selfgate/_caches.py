@@ -5,7 +5,6 @@ before the full check read it; the fast path (``_quick``) reads them back and st
 """
 
 # os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH118
 from __future__ import annotations
 
 import os

@@ -5,7 +5,6 @@ named in its fold cache the same way, so a damaged cache can never make it write
 """
 
 # os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH118, PTH119, PTH120
 from __future__ import annotations
 
 import os

@@ -9,7 +9,6 @@ Every string input of every tool except the read-only ones (``READ_ONLY_TOOLS``)
 """
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH100, PTH111, PTH118, PTH119, PTH120, PTH122
 from __future__ import annotations
 
 import gc

@@ -6,7 +6,6 @@ The hosts' sandboxes let the agent's shell write the project (Claude Code: the w
 """
 
 # os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH111, PTH117, PTH118, PTH120
 from __future__ import annotations
 
 import os

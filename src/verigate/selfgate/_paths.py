@@ -6,7 +6,6 @@ costs time in proportion to its length. Past a bound a glob is *unresolvable*, w
 """
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH110, PTH111, PTH116, PTH118, PTH120, PTH121, PTH206
 from __future__ import annotations
 
 import contextlib

@@ -1,7 +1,6 @@
 """The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
-# ruff: noqa: PTH110, PTH118, PTH123
 from __future__ import annotations
 
 import json

@@ -6,7 +6,6 @@ by this installation, and every file it names still has the stat signature it re
 """
 
 # os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH103, PTH120, PTH123
 from __future__ import annotations
 
 import json

@@ -18,7 +18,6 @@ makes later relative paths match protected paths by their tail):
   ``verigate`` next to anything the check cannot expand.
 """
 
-# ruff: noqa: PTH111, PTH112, PTH118, PTH119
 from __future__ import annotations
 
 import os

@@ -5,7 +5,6 @@ holds their output for a typical home (a test keeps the files equal to it).
 """
 
 # str paths: they become settings values
-# ruff: noqa: PTH111
 from __future__ import annotations
 
 import json

@@ -1,7 +1,6 @@
 """A file's stat signature: what the fast path's caches record for every file the full check read."""
 
 # os rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH116
 from __future__ import annotations
 
 import os

@@ -2,7 +2,6 @@
 read keeps its stat signature and the environment that located them is unchanged (used on the fast path)."""
 
 # os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
-# ruff: noqa: PTH111, PTH118, PTH208
 from __future__ import annotations
 
 import os

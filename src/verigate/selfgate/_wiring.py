@@ -1,7 +1,6 @@
 """Whether the host runs verigate's hooks at all, on every tool (``verigate doctor`` only: a hook that answers is
 evidently wired, one that is not can say nothing)."""
 
-# ruff: noqa: PTH118
 from __future__ import annotations
 
 import json
