@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib as _importlib
 
+from . import _face
+
 #: the distribution verigate-agents reads its version from here (pyproject.toml, [tool.hatch.version])
 __version__ = "1.0.0"
 
@@ -100,6 +102,7 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'verigate' has no attribute {name!r}")
     module, _, attribute = module.partition(":")
     value = getattr(_importlib.import_module(module), attribute or name)
+    _face.present_one(value, "verigate", name)
     globals()[name] = value
     return value
 
@@ -154,3 +157,5 @@ __all__ = [
     "run_gated_async",
     "strict_loads",
 ]
+
+_face.present(globals(), "verigate")  # the exceptions, loaded above

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._face import present as _present
+
 __all__ = [
     "HANDOFF_REASONS",
     "Candidate",
@@ -322,3 +324,7 @@ class FinalizeResult:
     merged_tool_calls: tuple[ToolObservation, ...] = ()
     merged_usage: Mapping[str, int] = attrs.field(factory=dict, converter=_frozen_mapping)
     merged_rounds: int = 0
+
+
+# they are exported by the top-level package: report it however they were first imported (verigate._face)
+_present(globals(), "verigate", [name for name in __all__ if name[:1].isupper()])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._adapters import (
     apply_canary_rollback,
     to_improvement_task_descriptor,
@@ -62,3 +63,5 @@ __all__ = [
     "unavailable_paths",
     "verify",
 ]
+
+_present(globals(), __name__)

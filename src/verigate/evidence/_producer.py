@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from .. import _json as strict_json
 from .._errors import EvidenceError
+from ..redact._base import Redactor
 from ._arbiter import records_for_run
 from ._c3 import check_c3
 from ._canonical import ISO_UTC, SHA256_HASH
@@ -27,9 +28,6 @@ from ._privacy import (
     scan_input_keys,
     scrub_reasons,
 )
-
-if TYPE_CHECKING:
-    from ..redact import Redactor
 
 __all__ = [
     "HARNESS_KEYS",

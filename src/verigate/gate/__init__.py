@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._convert import parse_candidate, parse_termination, structure_converter, unstructure, unstructure_converter
 from ._engine import (
     PENDING_STATUS,
@@ -46,3 +47,5 @@ __all__ = [
     "unstructure",
     "unstructure_converter",
 ]
+
+_present(globals(), __name__)

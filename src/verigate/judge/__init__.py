@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._base import (
     MAX_JUDGE_TIMEOUT_S,
     ChatRequest,
@@ -74,3 +75,5 @@ __all__ = [
     "verdict_object_from_text",
     "wire_schema",
 ]
+
+_present(globals(), __name__)

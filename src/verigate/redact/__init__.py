@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._base import Category, Finding, RedactionResult, Redactor
 from ._egress import Egress
 from ._redactor import DEFAULT_PACKS, PLACEHOLDER, RulePackRedactor, as_text, redact
@@ -18,3 +19,5 @@ __all__ = [
     "as_text",
     "redact",
 ]
+
+_present(globals(), __name__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._engine import (
     ALLOW_MARKER,
     ExampleFailure,
@@ -39,3 +40,5 @@ __all__ = [
     "run_examples",
     "shipped_packs",
 ]
+
+_present(globals(), __name__)

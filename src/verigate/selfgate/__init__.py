@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._face import present_one
+
 if TYPE_CHECKING:
     from ._enforce import PromptOutcome, Settings, ToolDecision, decide_prompt, decide_tool_call, settings_for
     from ._entries import GateEntry, GateSource, gate_id
@@ -31,6 +33,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    present_one(value, __name__, name)
     globals()[name] = value
     return value
 

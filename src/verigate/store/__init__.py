@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock
@@ -24,3 +25,5 @@ __all__ = [
     "open_store",
     "verify_chain",
 ]
+
+_present(globals(), __name__)

@@ -10,6 +10,7 @@ seed's), the named refinements and every difference from the seed's reference gr
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._builtin import BUILTIN_RULES
 from ._config import (
     DEFAULTS,
@@ -122,3 +123,5 @@ __all__ = [
     "task_results",
     "to_json",
 ]
+
+_present(globals(), __name__)

@@ -35,6 +35,7 @@ iteration (``last_turn`` turns it into :class:`verigate.InputError`).
 
 from __future__ import annotations
 
+from .._face import present as _present
 from ._events import (
     AssistantText,
     CompactBoundary,
@@ -68,3 +69,5 @@ __all__ = [
     "read_codex",
     "subagent_files",
 ]
+
+_present(globals(), __name__)
