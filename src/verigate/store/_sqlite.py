@@ -1,4 +1,9 @@
-"""The embedded store: one SQLite file in WAL mode, shared safely by several processes."""
+"""The embedded store: one SQLite file in WAL mode, shared safely by several processes.
+
+One module past 400 lines on purpose: every method is one transaction over the same connection, lock and schema
+(sessions, attempts, reviews and the ledger rows they append); split, each part would need the others' private
+helpers. The hash chain itself lives in ``_chain``.
+"""
 
 from __future__ import annotations
 
