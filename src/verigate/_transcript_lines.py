@@ -30,6 +30,7 @@ __all__ = [
     "PromptOrigin",
     "claude_prompt_origin",
     "codex_prompt_origin",
+    "content_text",
     "is_typed_by_a_person",
 ]
 
@@ -76,6 +77,17 @@ _CLAUDE_INTERRUPT_PREFIX = "[Request interrupted by user"
 #: Codex injects these as user-role messages; they are context, not a person's request
 _CODEX_CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<permissions", "# AGENTS.md",
                            "<user_shell_command>", "<turn_aborted>")
+
+
+def content_text(content: Any) -> str:
+    """The text of a content field (Claude Code tool_result, Codex message/output): a string, or the text
+    blocks of a list (images dropped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block["text"] for block in content
+                         if isinstance(block, dict) and isinstance(block.get("text"), str))
+    return ""
 
 
 def claude_prompt_origin(record: Mapping[str, Any], text: str) -> PromptOrigin:

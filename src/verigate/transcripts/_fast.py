@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._transcript_lines import CLAUDE_OTHER_TYPES, claude_prompt_origin
+from .._transcript_lines import CLAUDE_OTHER_TYPES, claude_prompt_origin, content_text
 from ._events import AssistantText, CompactBoundary, Event, ToolResult, ToolUse, UserPrompt
 
 if TYPE_CHECKING:
@@ -86,14 +86,6 @@ def _decoder() -> tuple[Callable[[str | bytes], Any], type[Exception]]:
     return msgspec.json.Decoder(line).decode, msgspec.DecodeError
 
 
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block["text"] for block in content
-                         if isinstance(block, dict) and isinstance(block.get("text"), str))
-    return ""
-
 
 def _origin(line: Any, text: str) -> Any:
     return claude_prompt_origin({"isCompactSummary": line.isCompactSummary, "isMeta": line.isMeta}, text)
@@ -116,7 +108,7 @@ def _user(reader: Transcript, number: int, line: Any, content: Any, sidechain: b
                 reader.warn(number, "tool_result without tool_use_id")
                 continue
             is_error = block.is_error
-            events.append(ToolResult(tool_use_id, _block_text(block.content),
+            events.append(ToolResult(tool_use_id, content_text(block.content),
                                      is_error if isinstance(is_error, bool) else None, number, sidechain, agent_id))
         elif kind == "text" and isinstance(block.text, str):
             texts.append(block.text)

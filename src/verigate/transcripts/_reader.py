@@ -21,6 +21,7 @@ from .._transcript_lines import (
     CODEX_OTHER_TYPES,
     claude_prompt_origin,
     codex_prompt_origin,
+    content_text,
 )
 from . import _fast
 from ._events import AssistantText, CompactBoundary, Event, ToolResult, ToolUse, UserPrompt
@@ -184,16 +185,6 @@ class Transcript:
 # ------------------------------------------------------------------------------------------- Claude Code
 
 
-def _block_text(content: Any) -> str:
-    """The text of a content field (Claude Code tool_result, Codex message/output): a string, or the text
-    blocks of a list (images dropped)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(block["text"] for block in content
-                         if isinstance(block, dict) and isinstance(block.get("text"), str))
-    return ""
-
 
 def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], content: Any,
                  sidechain: bool) -> list[Event]:
@@ -215,7 +206,7 @@ def _claude_user(reader: Transcript, number: int, record: Mapping[str, Any], con
                 reader.warn(number, "tool_result without tool_use_id")
                 continue
             is_error = block.get("is_error")
-            events.append(ToolResult(tool_use_id, _block_text(block.get("content")),
+            events.append(ToolResult(tool_use_id, content_text(block.get("content")),
                                      is_error if isinstance(is_error, bool) else None, number, sidechain,
                                      _agent_id(record)))
         elif kind == "text" and isinstance(block.get("text"), str):
@@ -295,7 +286,7 @@ def read_claude_code(path: str | Path, *, progress: Callable[[int], None] | None
 def _codex_output(output: Any) -> tuple[str, bool | None]:
     """The text of a function_call_output and whether it says the call failed (None: it does not say)."""
     if isinstance(output, dict):
-        text = _block_text(output.get("content")) or str(output.get("output", ""))
+        text = content_text(output.get("content")) or str(output.get("output", ""))
         success = output.get("success")
         return text, (not success) if isinstance(success, bool) else None
     if not isinstance(output, str):
@@ -342,7 +333,7 @@ def _codex_item(reader: Transcript, number: int, item: Mapping[str, Any]) -> Ite
     kind = item.get("type")
     if kind == "message":
         role = item.get("role")
-        text = _block_text(item.get("content"))
+        text = content_text(item.get("content"))
         if role == "user":
             yield UserPrompt(text, number, codex_prompt_origin(text))
         elif role == "assistant":
