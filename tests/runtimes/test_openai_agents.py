@@ -35,7 +35,7 @@ from agents.retry import ModelRetrySettings  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from verigate_openai_agents import GateCheck, gate_guardrail, run_gated, run_gated_sync  # noqa: E402
 
-from judge_servers import JudgeServer, openai_completion, refused_url  # noqa: E402
+from judge_servers import JudgeServer, openai_completion, refused_url, verdict_json  # noqa: E402
 from verigate import (  # noqa: E402
     Candidate,
     Gate,
@@ -231,6 +231,39 @@ def test_a_judge_answering_garbage_pends_at_once(model_server: JudgeServer, tmp_
             assert len(judge_server.requests) == 1 and len(model_server.requests) == 1
         finally:
             gate.close()
+
+
+TOKEN = "gh" + "p_" + "Zq8XrT2vLm9WcK4nYb7HsD3fJp6Ga1Ue5RiO"  # a GitHub token shape (split: no scanner alarm)
+
+
+@function_tool
+def deploy_status(service: str) -> str:
+    """The deploy status, with the credential a careless tool leaks."""
+    return f"{service}: deployed with token {TOKEN}"
+
+
+def test_the_runs_records_are_redacted_before_the_judge_and_the_store(model_server: JudgeServer,
+                                                                      tmp_path: Path) -> None:
+    with JudgeServer("openai") as judge_server:
+        for _ in range(3):  # the default budget: two revises, then a pending review
+            judge_server.reply_text(verdict_json(passed=False, misses=("leak",)))
+        gate = http_gate(tmp_path, judge_server.base_url)
+        try:
+            for attempt in range(3):
+                model_server.reply_json(tool_call_reply("deploy_status", {"service": "api"}, f"call_{attempt}"))
+                model_server.reply_text(f"api is deployed (token {TOKEN}).")
+            agent = make_agent(model_server, tools=[deploy_status])
+            gated = run_gated_sync(gate, agent, "Is api deployed?", session_id="thread-redact")
+            assert gated.status == "pending" and gated.answer == ""
+            assert judge_server.requests and all(TOKEN not in r.text for r in judge_server.requests)
+            assert "deploy_status" in judge_server.requests[0].text  # the tool call reached the judge, redacted
+            review = gate.store.get_review(gated.review_id or "")
+            assert TOKEN not in json.dumps(dict(review.candidate)) and TOKEN not in review.pending_text
+            assert [call["name"] for call in review.candidate["tool_calls"]] == ["deploy_status"]
+        finally:
+            gate.close()
+        for stored in tmp_path.glob("verigate.db*"):
+            assert TOKEN.encode() not in stored.read_bytes()
 
 
 class RaisingPostVerify:
