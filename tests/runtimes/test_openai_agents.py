@@ -27,6 +27,7 @@ from agents import (  # noqa: E402
     ModelSettings,
     OpenAIChatCompletionsModel,
     OutputGuardrailTripwireTriggered,
+    RunConfig,
     Runner,
     function_tool,
     set_tracing_disabled,
@@ -352,6 +353,17 @@ def test_the_callers_cancellation_propagates(model_server: JudgeServer, make_gat
 
     asyncio.run(scenario())
     assert judge.calls == 0
+
+
+def test_the_sdks_group_id_is_the_session_and_one_of_the_two_is_required(model_server: JudgeServer,
+                                                                           make_gate: MakeGate) -> None:
+    gate, judge = make_gate([PASS])
+    model_server.reply_text("Oslo: 21C.")
+    gated = run_gated_sync(gate, make_agent(model_server), "Weather?", run_config=RunConfig(group_id="chat-42"))
+    assert gated.status == "completed" and judge.requests[0].candidate.session_id == "chat-42"
+    with pytest.raises(VerigateError, match="conversation's id"):
+        run_gated_sync(gate, make_agent(model_server), "Weather?")
+    assert len(model_server.requests) == 1
 
 
 def test_run_gated_refuses_an_agent_that_already_carries_the_guardrail(model_server: JudgeServer,

@@ -72,10 +72,17 @@ def _termination(exc: BaseException) -> Termination:
     return Termination(TerminationReason.LLM_ERROR, describe(exc))
 
 
-def _gated_config(run_config: RunConfig | None, session_id: str) -> RunConfig:
-    """The run config with the session id as the SDK's conversation grouping id (unless one is set)."""
+def _session(run_config: RunConfig | None, session_id: str | None) -> tuple[RunConfig, str]:
+    """The run config and the session id: the SDK's conversation grouping id (``RunConfig.group_id``, "a chat
+    thread ID" in the SDK's words) when no session id is given; else the session id, set as the group id when
+    the run config has none."""
     config = run_config if run_config is not None else RunConfig()
-    return config if config.group_id else dataclasses.replace(config, group_id=session_id)
+    if session_id is None:
+        if not config.group_id:
+            raise VerigateError("run_gated needs the conversation's id: session_id=..., or a RunConfig with "
+                                "group_id (the gate counts the attempts per session)")
+        return config, config.group_id
+    return (config if config.group_id else dataclasses.replace(config, group_id=session_id)), session_id
 
 
 async def run_gated(
@@ -83,7 +90,7 @@ async def run_gated(
     agent: Agent[Any],
     input: str | Sequence[TResponseInputItem],
     *,
-    session_id: str,
+    session_id: str | None = None,
     context: Any = None,
     max_turns: int = 10,
     hooks: RunHooks[Any] | None = None,
@@ -93,14 +100,15 @@ async def run_gated(
 ) -> GatedRun:
     """Run ``agent`` on ``input`` until the gate completes, pends or ends the answer unverified.
 
-    ``session_id`` is the conversation's id (the SDK's ``group_id`` is set to it when the run config has none);
-    the gate counts attempts per session. ``time_budget_s`` bounds the whole run: the judge never runs past it.
-    Refuses an agent that already carries :func:`gate_guardrail` (it would gate each attempt twice)."""
+    ``session_id`` is the conversation's id; without it, the run config's ``group_id`` (the SDK's thread id) is
+    the session, and one of the two is required. The gate counts attempts per session. ``time_budget_s`` bounds
+    the whole run: the judge never runs past it. Refuses an agent that already carries :func:`gate_guardrail`
+    (it would gate each attempt twice)."""
     if any(getattr(guardrail, "name", None) == GUARDRAIL_NAME for guardrail in agent.output_guardrails):
         raise VerigateError("the agent already carries gate_guardrail; run it with Runner.run, or drop the "
                             "guardrail for run_gated (which gates each attempt itself)")
     deadline = None if time_budget_s is None else time.monotonic() + time_budget_s
-    config = _gated_config(run_config, session_id)
+    config, session_id = _session(run_config, session_id)
     original = input_list(input)
     request = request_text(input)
     wanted = tuple(requirements)
@@ -146,7 +154,7 @@ async def run_gated(
 
 
 def run_gated_sync(gate: Gate, agent: Agent[Any], input: str | Sequence[TResponseInputItem], *,
-                   session_id: str, **kwargs: Any) -> GatedRun:
+                   session_id: str | None = None, **kwargs: Any) -> GatedRun:
     """The synchronous form of :func:`run_gated` (like ``Runner.run_sync``: not inside a running event loop)."""
     try:
         asyncio.get_running_loop()
