@@ -11,7 +11,8 @@ node from the top:
    after a crash between the finalize and the checkpoint) is reused, never filed twice.
 2. the *review pass* (the ``verigate`` channel says pending): ``interrupt({"review_id": ...})``. Only this pass
    is interrupted, so only this pass is re-run on ``Command(resume={"decision": "approve"|"reject", "by": ...})``;
-   it resolves the review in the store (both resolutions are idempotent in the store) and, on approval, releases
+   it resolves the review in the store (both resolutions are idempotent in the store; a resume value that is not
+   a decision naming who decided is refused and asked again) and, on approval, releases
    the held answer (the store's text) as an AI message and goes on to ``then``; a rejection ends the run. A
    review resolved out of band (``verigate review approve``) is taken as it is, without an interrupt.
 """
@@ -61,7 +62,7 @@ Decision = Literal["approve", "reject"]
 
 def _decision(value: Any) -> tuple[Decision, str, str]:
     """The resume value, checked: anything but an explicit approve/reject naming who decided is refused (the
-    review stays pending; the run raises)."""
+    review stays pending and the node asks again)."""
     if not isinstance(value, Mapping):
         raise ReviewError(f"resume with {{'decision': 'approve'|'reject', 'by': ...}}, not {type(value).__name__}",
                           field="resume")
@@ -154,8 +155,14 @@ class _Node:
         review = await self._store(in_thread, store.get_review, review_id)
         by = review.resolved_by or ""
         if review.status == "pending":
-            decision, by, note = _decision(interrupt({"review_id": review_id, "policy_action": review.policy_action,
-                                                      "reason": review.reason}))
+            ask: dict[str, Any] = {"review_id": review_id, "policy_action": review.policy_action,
+                                   "reason": review.reason}
+            while True:  # a resume value that is not a decision asks again (each ask waits for a new resume)
+                try:
+                    decision, by, note = _decision(interrupt(ask))
+                    break
+                except ReviewError as refused:
+                    ask = {**ask, "error": refused.message}
             resolve = store.approve_review if decision == "approve" else store.reject_review
             review = await self._store(in_thread, resolve, review_id, by=by, note=note)
         attempt = int(record.get("attempt", 0))

@@ -99,9 +99,9 @@ def _observations(turn: Sequence[BaseMessage]) -> tuple[ToolObservation, ...]:
 def _usage(turn: Sequence[BaseMessage]) -> dict[str, int]:
     totals: dict[str, int] = {}
     for message in turn:
-        metadata = message.usage_metadata if isinstance(message, AIMessage) else None
+        metadata: dict[str, Any] = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
         for key in ("input_tokens", "output_tokens", "total_tokens"):
-            value = (metadata or {}).get(key)
+            value = metadata.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 totals[key] = totals.get(key, 0) + value
     return totals
