@@ -372,7 +372,7 @@ def test_tool_messages_of_the_graph_reach_the_candidate(make_gate: Any) -> None:
 
 
 def test_the_example_runs_offline() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "langgraph.py")], capture_output=True,
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "langgraph_gate.py")], capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
