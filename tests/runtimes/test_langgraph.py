@@ -22,6 +22,7 @@ langgraph = pytest.importorskip("langgraph", reason="langgraph is not installed"
 pytest.importorskip("langchain.agents", reason="langchain is not installed")
 
 from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import ModelRetryMiddleware  # noqa: E402
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
@@ -130,8 +131,9 @@ def ask(text: str = "Fix the failing test and run the suite.") -> dict[str, Any]
 # ============================================================================ create_agent middleware
 
 
-def agent_of(gate: Gate, model: ScriptedChat, **kwargs: Any) -> Any:
-    return create_agent(model, tools=[run_tests, deploy], middleware=[GateMiddleware(gate)],
+def agent_of(gate: Gate, model: ScriptedChat, *, retries: int = 0, **kwargs: Any) -> Any:
+    retry = [ModelRetryMiddleware(max_retries=retries, initial_delay=0.0, jitter=False)] if retries else []
+    return create_agent(model, tools=[run_tests, deploy], middleware=[*retry, GateMiddleware(gate)],
                         checkpointer=InMemorySaver(), **kwargs)
 
 
@@ -171,7 +173,8 @@ def test_middleware_budget_bounds_the_loop_not_the_recursion_limit(make_gate: An
     gate, judge = make_gate([RETRY], repeat_last=True, budget={"revise": 2})
     model = chat("Not yet.")
     with pytest.raises(ReviewPendingError) as held:
-        agent_of(gate, model).invoke(ask(), cfg("t-budget", recursion_limit=500))
+        # the framework's own counters set high: a retry middleware and the recursion limit
+        agent_of(gate, model, retries=50).invoke(ask(), cfg("t-budget", recursion_limit=500))
     assert judge.calls == 3 and len(model.prompts) == 3  # budget.revise + 1 attempts, never more
     assert [r.candidate.attempt for r in judge.requests] == [0, 1, 2]
     assert held.value.policy_action == "escalate_budget_exhausted" and held.value.review_id
@@ -310,6 +313,11 @@ def test_node_rerun_from_a_checkpoint_finds_its_review_instead_of_filing_another
     before_gate = next(s for s in graph.get_state_history(cfg("n-again")) if s.next == ("gate",))
     again = graph.invoke(None, before_gate.config)
     assert again["__interrupt__"][0].value["review_id"] == first
+    assert judge.calls == 1 and len(gate.store.list_reviews()) == 1
+    graph.invoke(Command(resume={"decision": "approve", "by": "ana"}), cfg("n-again"))
+    # once resolved, a re-run on the same answer takes the resolution: no judge call, no interrupt, no new review
+    replayed = graph.invoke(None, before_gate.config)
+    assert "__interrupt__" not in replayed and replayed["verigate"]["outcome"] == "approved"
     assert judge.calls == 1 and len(gate.store.list_reviews()) == 1
 
 

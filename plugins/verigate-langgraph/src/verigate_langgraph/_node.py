@@ -8,7 +8,8 @@ node from the top:
    next user message; ``pending_review`` removes the held answer from the messages, records the review in the
    ``verigate`` channel and goes to this node again; ``unverified`` removes the answer and ends. Before it
    finalizes it looks the thread's reviews up in the store: a review already filed for this very answer (a re-run
-   after a crash between the finalize and the checkpoint) is reused, never filed twice.
+   from an earlier checkpoint, or after a crash between the finalize and the checkpoint) is reused, pending or
+   resolved, never filed twice.
 2. the *review pass* (the ``verigate`` channel says pending): ``interrupt({"review_id": ...})``. Only this pass
    is interrupted, so only this pass is re-run on ``Command(resume={"decision": "approve"|"reject", "by": ...})``;
    it resolves the review in the store (both resolutions are idempotent in the store; a resume value that is not
@@ -137,11 +138,11 @@ class _Node:
             return result
 
     def _filed_review(self, candidate: Candidate) -> FinalizeResult | None:
-        """The pending review of this thread for this very answer (keyed on thread id + the answer's message id,
-        which differs per attempt), if the finalize already ran for it."""
+        """The review of this thread for this very answer (keyed on thread id + the answer's message id, which
+        differs per attempt), if the finalize already ran for it; resolved or not, the review pass takes it."""
         if not candidate.turn_id:
             return None
-        for review in self.gate.store.list_reviews("pending"):
+        for review in self.gate.store.list_reviews():
             if review.session_id == candidate.session_id and review.candidate.get("turn_id") == candidate.turn_id:
                 return FinalizeResult(outcome="pending_review", answer="", status=PENDING_STATUS,
                                       policy_action=review.policy_action,  # type: ignore[arg-type]
