@@ -41,7 +41,7 @@ from verigate import (  # noqa: E402
     VerigateError,
     hookimpl,
 )
-from verigate.testing import ScriptedJudge  # noqa: E402
+from verigate.testing import Delay, ScriptedJudge  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PASS = Verdict(passed=True)
@@ -241,6 +241,29 @@ def test_middleware_async(make_gate: Any) -> None:
         asyncio.run(agent.ainvoke(ask("Now the docs."), cfg("t-async")))
     assert [(r.candidate.request, r.candidate.attempt) for r in judge.requests[2:]] == [
         ("Now the docs.", 0), ("Now the docs.", 1)]
+
+
+@pytest.mark.parametrize("face", ["middleware", "node"])
+def test_the_callers_cancellation_passes_through(make_gate: Any, face: str) -> None:
+    gate, judge = make_gate([Delay(30, PASS)])
+    runnable = agent_of(gate, chat("Done.")) if face == "middleware" else graph_of(gate, chat("Done."))
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(runnable.ainvoke(ask(), cfg(f"c-{face}")))
+        while not judge.requests:  # cancel while the judge is at work
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert gate.store.list_reviews() == []  # cancelled: neither a pass nor a review
+
+
+def test_node_reraises_the_callers_interrupt(make_gate: Any) -> None:
+    gate, _ = make_gate([KeyboardInterrupt()])
+    with pytest.raises(KeyboardInterrupt):
+        graph_of(gate, chat("Done.")).invoke(ask(), cfg("n-kbd"))
 
 
 # ============================================================================ StateGraph gate node
