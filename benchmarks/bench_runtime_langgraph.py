@@ -1,14 +1,15 @@
 """verigate_langgraph overhead: µs per gated run against the same run ungated, with an instant judge.
 
-Run: ``python benchmarks/bench_runtime_langgraph.py [COUNT]``. Measures, for the ``create_agent`` middleware and the
-``StateGraph`` gate node, the run without the gate, the run with it, and a bare ``Gate.finalize`` of the same
-candidate (the gate's own cost: judge call, redaction, SQLite writes), and the run with a no-op hook / node in the
-gate's place (the framework's cost of one more graph node), so that gated − no-op − finalize is what the adapter's
-own code adds. Prints the figures and the ratio; asserts nothing.
+Run: ``python benchmarks/bench_runtime_langgraph.py [--runs N] [--quick]``. For the ``create_agent`` middleware
+and the ``StateGraph`` gate node it measures the run without the gate, the run with a no-op hook / node in the
+gate's place (the framework's cost of one more graph node), the run with the gate, and a bare ``Gate.finalize`` of
+the same candidate (the gate's own cost: judge call, redaction, SQLite writes); gated − no-op − finalize is what
+the adapter's own code adds. Prints the figures and the ratio; asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
@@ -59,7 +60,12 @@ def per_run_us(label: str, count: int, run: Callable[[int], object]) -> float:
 
 
 def main(argv: list[str]) -> int:
-    count = int(argv[0]) if argv else 200
+    parser = argparse.ArgumentParser(description="µs per gated LangGraph run against the same run ungated")
+    parser.add_argument("--runs", type=int, default=300, help="runs per row (default 300)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 5 runs per row")
+    options = parser.parse_args(argv)
+    count = 5 if options.quick else options.runs
+    print(f"{'run':<44} {'count':>5}       µs/run")
     model = Instant(responses=[AIMessage("Fixed it; pytest: 12 passed.")])
     request = {"messages": [HumanMessage("Fix calc.add() and run the tests.")]}
     with tempfile.TemporaryDirectory() as folder:
