@@ -44,6 +44,11 @@ RETRY = Verdict(passed=False, rubric_misses=("cites_the_notes",), retryable=True
 MakeGate = Callable[..., tuple[Gate, ScriptedJudge]]
 
 
+class Answer(BaseModel):
+    version: str
+    fix: str
+
+
 # --------------------------------------------------------------------------------------------- fixtures
 
 
@@ -184,19 +189,25 @@ def test_a_high_framework_retry_count_never_extends_the_gates_budget(
     assert raised.value.result.answer == ""
 
 
+@pytest.mark.parametrize("structured", [False, True], ids=["text", "output-tool"])
 def test_a_framework_retry_limit_below_the_budget_still_ends_in_a_review(
-        model_server: JudgeServer, make_gate: MakeGate) -> None:
+        model_server: JudgeServer, make_gate: MakeGate, structured: bool) -> None:
     gate, judge = make_gate([RETRY], budget=3, repeat_last=True)
     for index in range(5):
-        model_server.reply_text(f"attempt {index}")
-    agent = _agent(model_server, output_validator(gate), retries={"output": 1})
+        if structured:
+            model_server.reply_json(_tool_call("final_result", {"version": "1.2", "fix": f"attempt {index}"},
+                                               f"out_{index}"))
+        else:
+            model_server.reply_text(f"attempt {index}")
+    agent = _agent(model_server, output_validator(gate), retries={"output": 1},
+                   output_type=Answer if structured else str)
 
     with pytest.raises(ReviewPendingError) as raised:  # never pydantic_ai's UnexpectedModelBehavior
         agent.run_sync("What did 1.2 fix?", conversation_id="conv-low")
 
     assert judge.calls == 2 and len(model_server.requests) == 2
     assert raised.value.policy_action == "escalate_budget_exhausted"
-    assert gate.store.get_review(raised.value.review_id or "").pending_text == "attempt 1"
+    assert "attempt 1" in gate.store.get_review(raised.value.review_id or "").pending_text
 
 
 def test_the_validator_sets_the_output_retries_from_the_budget(make_gate: MakeGate) -> None:
@@ -329,11 +340,6 @@ def test_the_callers_cancellation_is_re_raised(model_server: JudgeServer, make_g
 
     asyncio.run(main())
     assert not [review for review in gate.store.list_reviews() if review.session_id == "conv-cancel"]
-
-
-class Answer(BaseModel):
-    version: str
-    fix: str
 
 
 def test_structured_output_through_an_output_tool_is_held_the_same_way(
