@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -149,6 +150,35 @@ def test_a_pass_returns_the_answer_and_the_candidate_comes_from_the_runs_records
     assert candidate.rounds == 3
     session = gate.store.get_session("conv-pass")
     assert session is not None and session.state == "completed"
+
+
+def test_secrets_in_the_runs_records_are_redacted_before_the_judge(
+        model_server: JudgeServer, make_gate: MakeGate) -> None:
+    token = "ghp_" + secrets.token_hex(18)  # generated: no secret-shaped data in the repository
+    gate, judge = make_gate([PASS])
+    model_server.reply_json(_tool_call("read_notes", {"version": token}))
+    model_server.reply_text(f"Read the notes with {token}.")
+    agent = _agent(model_server, output_validator(gate))
+
+    assert agent.run_sync("What did 1.2 fix?").output == f"Read the notes with {token}."  # the answer is the caller's
+
+    candidate = judge.requests[0].candidate
+    seen = json.dumps([candidate.final_text, [dict(call.input) for call in candidate.tool_calls],
+                       [call.output for call in candidate.tool_calls]])
+    assert token not in seen and "[REDACTED:github-classic-token" in seen
+
+
+def test_a_refusal_is_never_handed_out_as_an_answer(model_server: JudgeServer, make_gate: MakeGate) -> None:
+    gate, judge = make_gate([PASS])
+    refusal = openai_completion("I cannot help with that.")
+    refusal["choices"][0]["finish_reason"] = "content_filter"
+    model_server.reply_json(refusal)
+    agent = _agent(model_server, output_validator(gate))
+
+    with pytest.raises(UnverifiedError) as raised:
+        agent.run_sync("What did 1.2 fix?")
+
+    assert judge.calls == 0 and raised.value.result.answer == ""
 
 
 def test_a_retryable_fail_feeds_the_follow_up_and_the_second_attempt_passes(
