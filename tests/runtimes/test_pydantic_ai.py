@@ -430,6 +430,61 @@ def test_a_streamed_partial_output_is_not_handed_out(make_gate: MakeGate) -> Non
     assert judge.calls == 0
 
 
+def test_agent_iter_revises_and_completes_like_run(model_server: JudgeServer, make_gate: MakeGate) -> None:
+    gate, judge = make_gate([RETRY, PASS])
+    model_server.reply_text("It fixed a bug.")
+    model_server.reply_text("Per the release notes, 1.2 fixed the login bug.")
+    agent = _agent(model_server, output_validator(gate))
+
+    async def main() -> str:
+        async with agent.iter("What did 1.2 fix?") as run:
+            async for _ in run:
+                pass
+        assert run.result is not None
+        return str(run.result.output)
+
+    assert asyncio.run(main()) == "Per the release notes, 1.2 fixed the login bug."
+    assert judge.calls == 2
+
+
+def test_a_streamed_run_cannot_retry_so_a_revise_is_held(make_gate: MakeGate) -> None:
+    gate, judge = make_gate([RETRY, PASS])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        yield "It fixed a bug."
+
+    agent: Agent[None, str] = Agent(FunctionModel(stream_function=stream))
+    validator = output_validator(gate)
+    agent.output_validator(validator)
+
+    async def main() -> str:
+        async with agent.run_stream("What did 1.2 fix?", retries=validator.retries) as run:
+            return await run.get_output()
+
+    with pytest.raises(ReviewPendingError) as raised:
+        asyncio.run(main())
+    assert judge.calls == 1 and raised.value.policy_action == "escalate_budget_exhausted"
+    assert "cannot retry" in gate.store.get_review(raised.value.review_id or "").reason
+
+
+def test_a_streamed_run_that_passes_hands_out_the_final_output(make_gate: MakeGate) -> None:
+    gate, judge = make_gate([PASS])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        yield "1.2 fixed "
+        yield "the login bug."
+
+    agent: Agent[None, str] = Agent(FunctionModel(stream_function=stream))
+    agent.output_validator(output_validator(gate))
+
+    async def main() -> str:
+        async with agent.run_stream("What did 1.2 fix?") as run:
+            return await run.get_output()
+
+    assert asyncio.run(main()) == "1.2 fixed the login bug."
+    assert judge.calls == 1
+
+
 def test_function_model_runs_are_gated_too(make_gate: MakeGate) -> None:
     gate, judge = make_gate([PASS])
 

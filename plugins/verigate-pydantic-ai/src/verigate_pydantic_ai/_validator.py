@@ -7,7 +7,8 @@ Each final output of a run is one attempt: the validator builds a Candidate from
 * ``revise`` raises ``ModelRetry(follow_up)``: Pydantic AI sends the follow-up to the model as its next
   instruction. The gate's store counts the revises per session, so the framework's output-retry counter can end
   the loop only by being *lower* than the budget — and then the validator files the review itself at the
-  framework's last retry instead of letting ``UnexpectedModelBehavior`` end the run without one;
+  framework's last retry instead of letting ``UnexpectedModelBehavior`` end the run without one (a streamed run,
+  ``run_stream(...).get_output()``, allows no retry at all: there a revise is a pending review at once);
 * ``pending_review`` / ``unverified`` raise :class:`verigate.runtimes.ReviewPendingError` /
   :class:`~verigate.runtimes.UnverifiedError` (Pydantic AI lets an exception that is not ``ModelRetry`` out of
   ``agent.run`` as it is; the tests hold it to that).
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 from pydantic_ai import AgentRetries, ModelRetry, RunContext
@@ -36,6 +37,9 @@ __all__ = ["GateOutputValidator", "output_validator"]
 
 OutputT = TypeVar("OutputT")
 SessionId = str | Callable[[RunContext[Any]], str] | None
+#: the outcomes and policy actions of a run the adapter holds itself (a subset of the gate's)
+_HeldOutcome = Literal["pending_review", "unverified"]
+_HeldAction = Literal["unverified", "escalate_budget_exhausted", "escalate_hook_error"]
 
 # the runs whose attempts are in flight; a run that ends outside the validator (a model error) leaves its entry,
 # so the table is bounded (the oldest goes first; a run that old starts again at attempt 0, and the gate's store
@@ -54,14 +58,14 @@ class _RunState:
     usage: dict[str, int] = attrs.field(factory=dict)
 
 
-def _held_result(*, outcome: str, policy_action: str, attempt: int, pending_id: str | None,
+def _held_result(*, outcome: _HeldOutcome, policy_action: _HeldAction, attempt: int, pending_id: str | None,
                  pending_text: str | None = None, store_error: str | None = None) -> FinalizeResult:
     """A result for a run the adapter itself held (its own error path): the same shape the gate returns."""
     return FinalizeResult(
-        outcome=outcome,  # type: ignore[arg-type]  # one of the Outcome literals, chosen by the callers below
+        outcome=outcome,
         answer="",
         status=_PENDING_STATUS if outcome == "pending_review" else "unverified",
-        policy_action=policy_action,  # type: ignore[arg-type]
+        policy_action=policy_action,
         verdict=None,
         follow_up="",
         attempt=attempt,
@@ -172,8 +176,9 @@ class GateOutputValidator(Generic[OutputT]):
     # ------------------------------------------------------------------------------------------- held by us
 
     def _framework_limit(self, ctx: RunContext[Any], candidate: Candidate, result: FinalizeResult) -> GateHeldError:
-        reason = (f"the agent's output retries ({ctx.max_retries}) end before the gate's revise budget "
-                  f"({self.budget}); give the agent retries=validator.retries")
+        reason = (f"Pydantic AI allows no further output retry ({ctx.retry} of {ctx.max_retries} spent: the agent's "
+                  f"output retries are below the gate's revise budget of {self.budget} — give it "
+                  "retries=validator.retries — or the run streams, which cannot retry)")
         return self._file(candidate, "escalate_budget_exhausted", reason, result.attempt)
 
     def _adapter_error(self, ctx: RunContext[Any], output: OutputT, candidate: Candidate | None,
@@ -194,7 +199,7 @@ class GateOutputValidator(Generic[OutputT]):
         except Exception:  # the caller's session function failed: the run's own id
             return ctx.conversation_id or ctx.run_id or "default"
 
-    def _file(self, candidate: Candidate, policy_action: str, reason: str, attempt: int) -> GateHeldError:
+    def _file(self, candidate: Candidate, policy_action: _HeldAction, reason: str, attempt: int) -> GateHeldError:
         try:
             review_id = self.gate.file_review(candidate, policy_action=policy_action, reason=reason)
         except Exception as exc:  # no store: unverified, the text kept on the result
