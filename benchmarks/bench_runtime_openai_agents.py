@@ -99,4 +99,6 @@ async def main(iterations: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--iterations", type=int, default=200)
-    asyncio.run(main(parser.parse_args().iterations))
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 10 iterations")
+    args = parser.parse_args()
+    asyncio.run(main(10 if args.quick else args.iterations))
