@@ -30,8 +30,7 @@ from langgraph.graph import END, MessagesState
 from langgraph.types import Command, interrupt
 
 from verigate import Candidate, FinalizeResult, Gate, ReviewError, VerigateError
-from verigate.gate import PENDING_STATUS
-from verigate.runtimes import held_error
+from verigate.runtimes import held_error, held_result
 
 from ._records import NATURAL, build_candidate, filed_result, follow_up_message, re_raised, run_sync, thread_id
 
@@ -144,10 +143,8 @@ class _Node:
             return None
         for review in self.gate.store.list_reviews():
             if review.session_id == candidate.session_id and review.candidate.get("turn_id") == candidate.turn_id:
-                return FinalizeResult(outcome="pending_review", answer="", status=PENDING_STATUS,
-                                      policy_action=review.policy_action,  # type: ignore[arg-type]
-                                      verdict=None, follow_up="", attempt=int(review.candidate.get("attempt", 0)),
-                                      session_state="paused", pending_id=review.review_id)
+                return held_result(candidate, policy_action=review.policy_action,  # type: ignore[arg-type]
+                                   review_id=review.review_id, attempt=int(review.candidate.get("attempt", 0)))
         return None
 
     async def _review(self, record: Mapping[str, Any], config: RunnableConfig, in_thread: bool) -> Command[Any]:

@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 
 from verigate import Candidate, FinalizeResult, Gate, Termination, ToolObservation, VerigateError
-from verigate.gate import PENDING_STATUS
+from verigate.runtimes import held_result
 
 __all__ = [
     "FOLLOW_UP_ID_PREFIX",
@@ -163,6 +163,4 @@ def filed_result(gate: Gate, candidate: Candidate, exc: BaseException) -> Finali
         if re_raised(filing):
             raise
         raise VerigateError(f"{reason}; filing a review failed too: {type(filing).__name__}: {filing}") from exc
-    return FinalizeResult(outcome="pending_review", answer="", status=PENDING_STATUS,
-                          policy_action="escalate", verdict=None, follow_up="", attempt=candidate.attempt,
-                          session_state="paused", pending_id=review_id)
+    return held_result(candidate, policy_action="escalate", review_id=review_id)

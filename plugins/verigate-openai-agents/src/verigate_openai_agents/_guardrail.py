@@ -20,8 +20,8 @@ import attrs
 from agents import Agent, GuardrailFunctionOutput, OutputGuardrail, RunContextWrapper
 
 from verigate import Candidate, FinalizeResult, Gate, Termination, TerminationReason
+from verigate.runtimes import caller_stops, describe_error, finalize_or_hold, hold
 
-from ._hold import decide, describe, escalated, reraise_if_caller_stops
 from ._records import final_text, request_text, usage_of
 
 __all__ = ["GUARDRAIL_NAME", "GateCheck", "gate_guardrail"]
@@ -69,10 +69,11 @@ def gate_guardrail(gate: Gate, *, session_id: str = "default",
                 usage=usage_of(context.usage),
                 requirements=wanted,
             )
-            result = await decide(gate, candidate, Termination(TerminationReason.NATURAL))
+            result = await finalize_or_hold(gate, candidate, Termination(TerminationReason.NATURAL))
         except BaseException as exc:
-            reraise_if_caller_stops(exc)
-            result = escalated(gate, candidate, f"the guardrail raised: {describe(exc)}")
+            if caller_stops(exc):
+                raise
+            result = hold(gate, candidate, reason=f"the guardrail raised: {describe_error(exc)}")
         return GuardrailFunctionOutput(output_info=GateCheck.of(result),
                                        tripwire_triggered=result.outcome != "completed")
 

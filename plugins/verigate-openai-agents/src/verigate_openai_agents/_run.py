@@ -9,7 +9,7 @@ revises, so nothing the SDK counts (``max_turns``, model retries) can extend the
 
 A run that ends without a final output (``MaxTurnsExceeded``, an input guardrail, a model or tool error) is
 finalized with its termination reason, which the gate never passes. Any exception in the SDK or the adapter ends
-in a pending review (see ``_hold``); only the caller's own cancellation propagates.
+in a pending review (``verigate.runtimes.hold``); only the caller's own cancellation propagates.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from agents.items import TResponseInputItem
 from agents.result import RunResult
 
 from verigate import Candidate, FinalizeResult, Gate, Termination, TerminationReason, VerigateError
-from verigate.runtimes import answer_or_raise
+from verigate.runtimes import answer_or_raise, caller_stops, describe_error, finalize_or_hold, hold
 
 from ._guardrail import GUARDRAIL_NAME
-from ._hold import decide, describe, escalated, reraise_if_caller_stops
 from ._records import final_text, input_list, request_text, tool_calls, usage_of
 
 __all__ = ["GatedRun", "run_gated", "run_gated_sync"]
@@ -66,10 +65,10 @@ class GatedRun:
 
 def _termination(exc: BaseException) -> Termination:
     if isinstance(exc, MaxTurnsExceeded):
-        return Termination(TerminationReason.MAX_ROUNDS, describe(exc))
+        return Termination(TerminationReason.MAX_ROUNDS, describe_error(exc))
     if isinstance(exc, InputGuardrailTripwireTriggered):
-        return Termination(TerminationReason.INPUT_BLOCKED, describe(exc))
-    return Termination(TerminationReason.LLM_ERROR, describe(exc))
+        return Termination(TerminationReason.INPUT_BLOCKED, describe_error(exc))
+    return Termination(TerminationReason.LLM_ERROR, describe_error(exc))
 
 
 def _session(run_config: RunConfig | None, session_id: str | None) -> tuple[RunConfig, str]:
@@ -124,24 +123,27 @@ async def run_gated(
                 run = await Runner.run(agent, turn_input, context=context, max_turns=max_turns, hooks=hooks,
                                        run_config=config)
             except BaseException as exc:
-                reraise_if_caller_stops(exc)
+                if caller_stops(exc):
+                    raise
                 data = exc.run_data if isinstance(exc, AgentsException) else None
                 if data is not None:
                     candidate = attrs.evolve(candidate, tool_calls=tool_calls(data.new_items),
                                              usage=usage_of(data.context_wrapper.usage))
-                result = await decide(gate, candidate, _termination(exc), deadline=deadline)
+                result = await finalize_or_hold(gate, candidate, _termination(exc), deadline=deadline)
             else:
                 candidate = attrs.evolve(candidate, final_text=final_text(run.final_output),
                                          tool_calls=tool_calls(run.new_items),
                                          usage=usage_of(run.context_wrapper.usage),
                                          rounds=max(1, len(run.raw_responses)))
-                result = await decide(gate, candidate, Termination(TerminationReason.NATURAL), deadline=deadline)
+                result = await finalize_or_hold(gate, candidate, Termination(TerminationReason.NATURAL),
+                                                deadline=deadline)
         except BaseException as exc:  # the adapter's own code: never a pass
-            reraise_if_caller_stops(exc)
-            result = escalated(gate, candidate, f"the adapter raised: {describe(exc)}")
+            if caller_stops(exc):
+                raise
+            result = hold(gate, candidate, reason=f"the adapter raised: {describe_error(exc)}")
         results.append(result)
         if result.outcome == "revise" and len(results) >= limit:
-            result = escalated(gate, candidate, "the gate asked for a revision past its revise budget")
+            result = hold(gate, candidate, reason="the gate asked for a revision past its revise budget")
             results[-1] = result
         if result.outcome != "revise":
             completed = result.outcome == "completed"

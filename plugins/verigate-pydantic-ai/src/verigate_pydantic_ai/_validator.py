@@ -29,7 +29,7 @@ from pydantic_ai import AgentRetries, ModelRetry, RunContext
 from pydantic_ai.messages import ModelResponse
 
 from verigate import Candidate, FinalizeResult, Gate, Termination, TerminationReason
-from verigate.runtimes import GateHeldError, ReviewPendingError, UnverifiedError, held_error
+from verigate.runtimes import GateHeldError, UnverifiedError, held_error, held_result, hold
 
 from ._records import final_text, request_text, run_messages, tool_observations, usage_counters, usage_since
 
@@ -38,15 +38,12 @@ __all__ = ["GateOutputValidator", "output_validator"]
 OutputT = TypeVar("OutputT")
 SessionId = str | Callable[[RunContext[Any]], str] | None
 #: the outcomes and policy actions of a run the adapter holds itself (a subset of the gate's)
-_HeldOutcome = Literal["pending_review", "unverified"]
 _HeldAction = Literal["unverified", "escalate_budget_exhausted", "escalate_hook_error"]
 
 # the runs whose attempts are in flight; a run that ends outside the validator (a model error) leaves its entry,
 # so the table is bounded (the oldest goes first; a run that old starts again at attempt 0, and the gate's store
 # still counts its revises)
 _MAX_RUNS = 1024
-# what the gate's own pending reviews carry as their status
-_PENDING_STATUS = "EXTERNAL_VERIFICATION_REQUIRED"
 
 
 @attrs.define
@@ -56,24 +53,6 @@ class _RunState:
     next_attempt: int = 0
     seen_messages: int = 0
     usage: dict[str, int] = attrs.field(factory=dict)
-
-
-def _held_result(*, outcome: _HeldOutcome, policy_action: _HeldAction, attempt: int, pending_id: str | None,
-                 pending_text: str | None = None, store_error: str | None = None) -> FinalizeResult:
-    """A result for a run the adapter itself held (its own error path): the same shape the gate returns."""
-    return FinalizeResult(
-        outcome=outcome,
-        answer="",
-        status=_PENDING_STATUS if outcome == "pending_review" else "unverified",
-        policy_action=policy_action,
-        verdict=None,
-        follow_up="",
-        attempt=attempt,
-        session_state="paused" if pending_id is not None else "ended",
-        pending_id=pending_id,
-        pending_text=pending_text,
-        store_error=store_error,
-    )
 
 
 class GateOutputValidator(Generic[OutputT]):
@@ -114,8 +93,7 @@ class GateOutputValidator(Generic[OutputT]):
     async def __call__(self, ctx: RunContext[Any], output: OutputT) -> OutputT:
         if ctx.partial_output:
             # a streamed partial output would be handed out before any verification: fail closed
-            raise UnverifiedError(_held_result(outcome="unverified", policy_action="unverified", attempt=0,
-                                               pending_id=None),
+            raise UnverifiedError(held_result(Candidate(request="", final_text=""), policy_action="unverified"),
                                   "a streamed partial output cannot be verified; the gate checks the final output "
                                   "(use agent.run / agent.iter, not stream_text/stream_output)")
         run_key = ctx.run_id or f"run-{id(ctx.messages)}"
@@ -200,15 +178,8 @@ class GateOutputValidator(Generic[OutputT]):
             return ctx.conversation_id or ctx.run_id or "default"
 
     def _file(self, candidate: Candidate, policy_action: _HeldAction, reason: str, attempt: int) -> GateHeldError:
-        try:
-            review_id = self.gate.file_review(candidate, policy_action=policy_action, reason=reason)
-        except Exception as exc:  # no store: unverified, the text kept on the result
-            held = _held_result(outcome="unverified", policy_action=policy_action, attempt=attempt, pending_id=None,
-                                pending_text=candidate.final_text, store_error=f"{type(exc).__name__}: {exc}")
-            return UnverifiedError(held, f"{reason}; and the review could not be stored ({exc})")
-        held = _held_result(outcome="pending_review", policy_action=policy_action, attempt=attempt,
-                            pending_id=review_id)
-        return ReviewPendingError(held, f"the gate holds the answer: pending review {review_id} ({reason})")
+        held = hold(self.gate, attrs.evolve(candidate, attempt=attempt), reason=reason, policy_action=policy_action)
+        return held_error(held)
 
 
 def output_validator(gate: Gate, *, session_id: SessionId = None, requirements: tuple[str, ...] = (),
