@@ -17,11 +17,17 @@ revise is spent), so an adapter sees ``pending_review``. Adapters live in their 
 
 from __future__ import annotations
 
-from ._errors import GateHeldError, ReviewPendingError, UnverifiedError
-from ._models import FinalizeResult
+import asyncio
+from typing import TYPE_CHECKING
 
-__all__ = ["GateHeldError", "ReviewPendingError", "UnverifiedError", "answer_or_raise", "follow_up_or_answer",
-           "held_error"]
+from ._errors import GateHeldError, ReviewPendingError, UnverifiedError
+from ._models import Candidate, FinalizeResult, PolicyAction, Termination
+
+if TYPE_CHECKING:
+    from .gate import Gate
+
+__all__ = ["GateHeldError", "ReviewPendingError", "UnverifiedError", "answer_or_raise", "caller_stops",
+           "describe_error", "finalize_or_hold", "follow_up_or_answer", "held_error", "held_result", "hold"]
 
 
 def held_error(result: FinalizeResult) -> GateHeldError:
@@ -53,3 +59,78 @@ def follow_up_or_answer(result: FinalizeResult) -> tuple[str, str]:
         return "follow_up", result.follow_up
     raise held_error(result)
 
+
+
+# ------------------------------------------------------------------------------------------- the adapter's own errors
+
+
+def caller_stops(exc: BaseException) -> bool:
+    """True for what must cross an adapter's boundary as it is: Ctrl-C, SystemExit, GeneratorExit, and the
+    caller's own cancellation of this task (a CancelledError the framework raised by itself is an error like any
+    other, contained)."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        return True
+    if isinstance(exc, asyncio.CancelledError):
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no running loop: nothing of ours is being cancelled
+            return False
+        return task is not None and task.cancelling() > 0
+    return False
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: first line`` of an exception: no traceback or payload goes into a review's reason."""
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} raised"
+
+
+def held_result(candidate: Candidate, *, policy_action: PolicyAction, review_id: str | None = None,
+                attempt: int | None = None, store_error: str | None = None) -> FinalizeResult:
+    """The result of a run an adapter held itself, in the shape the gate returns: ``pending_review`` with the
+    review's id, or (no review could be stored) ``unverified`` keeping the candidate's text in ``pending_text``."""
+    from .gate import PENDING_STATUS
+
+    held = review_id is not None
+    return FinalizeResult(
+        outcome="pending_review" if held else "unverified",
+        answer="",
+        status=PENDING_STATUS if held else "unverified",
+        policy_action=policy_action,
+        verdict=None,
+        follow_up="",
+        attempt=candidate.attempt if attempt is None else attempt,
+        session_state="paused" if held else "ended",
+        pending_id=review_id,
+        pending_text=None if held else candidate.final_text,
+        store_error=store_error,
+    )
+
+
+def hold(gate: Gate, candidate: Candidate, *, reason: str,
+         policy_action: PolicyAction = "escalate") -> FinalizeResult:
+    """File ``candidate`` for a person (:meth:`Gate.file_review`) and return the held result; when filing fails
+    too, the unverified result (never a pass). Only :func:`caller_stops` exceptions propagate."""
+    try:
+        review_id = gate.file_review(candidate, policy_action=policy_action, reason=reason)
+    except BaseException as exc:
+        if caller_stops(exc):
+            raise
+        return held_result(candidate, policy_action=policy_action,
+                           store_error=f"{reason}; filing the review failed: {describe_error(exc)}")
+    return held_result(candidate, policy_action=policy_action, review_id=review_id)
+
+
+async def finalize_or_hold(gate: Gate, candidate: Candidate, termination: Termination, *,
+                           deadline: float | None = None) -> FinalizeResult:
+    """``gate.finalize`` that always returns a result: when it raises (or returns something else), the candidate
+    is held (:func:`hold`, policy action ``escalate``)."""
+    try:
+        result: object = await gate.finalize(candidate, termination, deadline=deadline)
+    except BaseException as exc:
+        if caller_stops(exc):
+            raise
+        return hold(gate, candidate, reason=f"the gate raised: {describe_error(exc)}")
+    if not isinstance(result, FinalizeResult):  # a substituted gate object breaking its contract
+        return hold(gate, candidate, reason=f"the gate returned {type(result).__name__}, not a FinalizeResult")
+    return result

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from verigate import GateHeldError, Reflection, ReviewPendingError, StepResult, UnverifiedError, Verdict, run_gated
-from verigate.runtimes import answer_or_raise, follow_up_or_answer, held_error
+from verigate.runtimes import (
+    answer_or_raise,
+    caller_stops,
+    describe_error,
+    finalize_or_hold,
+    follow_up_or_answer,
+    held_error,
+    hold,
+)
 
 RETRY = Verdict(passed=False, rubric_misses=("tests_pass",), retryable=True,
                 reflection=Reflection("no test output", "run pytest", "pytest -q"))
@@ -62,3 +71,48 @@ def test_unverified_raises(make_gate: Any) -> None:
     with pytest.raises(UnverifiedError) as raised:
         answer_or_raise(final)
     assert raised.value.outcome == "unverified"
+
+
+def test_hold_files_a_review_or_keeps_the_text(make_gate: Any) -> None:
+    from verigate import Candidate
+
+    gate, _ = make_gate([Verdict(passed=True)])
+    candidate = Candidate(request="task", final_text="held answer", session_id="h", attempt=2)
+    held = hold(gate, candidate, reason="the adapter raised: ValueError: x")
+    assert held.outcome == "pending_review" and held.pending_id and held.attempt == 2 and held.answer == ""
+    assert gate.store.get_review(held.pending_id).reason == "the adapter raised: ValueError: x"
+    with pytest.raises(ReviewPendingError):
+        answer_or_raise(held)
+    gate.store.close()  # a store that cannot take the review: unverified, the text kept for the caller
+    lost = hold(gate, candidate, reason="again", policy_action="escalate_hook_error")
+    assert lost.outcome == "unverified" and lost.pending_id is None and lost.pending_text == "held answer"
+    assert lost.policy_action == "escalate_hook_error" and "filing the review failed" in (lost.store_error or "")
+    with pytest.raises(UnverifiedError):
+        answer_or_raise(lost)
+
+
+def test_finalize_or_hold_returns_the_gates_result(make_gate: Any) -> None:
+    from verigate import Candidate, Termination, TerminationReason
+
+    gate, _ = make_gate([Verdict(passed=True)])
+    result = asyncio.run(finalize_or_hold(gate, Candidate(request="t", final_text="a", session_id="f"),
+                                          Termination(TerminationReason.NATURAL)))
+    assert result.outcome == "completed" and result.answer == "a"
+
+
+def test_what_crosses_an_adapters_boundary() -> None:
+    assert caller_stops(KeyboardInterrupt()) and caller_stops(SystemExit(0)) and caller_stops(GeneratorExit())
+    assert not caller_stops(ValueError()) and not caller_stops(asyncio.CancelledError())  # no task cancelled
+
+    async def cancelled_here() -> bool:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError as exc:
+            return caller_stops(exc)
+        return False
+
+    assert asyncio.run(cancelled_here())
+    assert describe_error(ValueError("first\nsecond")) == "ValueError: first"

@@ -54,7 +54,7 @@ class Graded:
         assert len(logs) == 1, logs
         self.log = logs[0]
         flag = "--transcript" if host == "claude-code" else "--codex"
-        self.graded = self.project.verigate("grade", flag, str(self.log), "--json")
+        self.graded = self.project.verigate("grade", flag, str(self.log), "--json", "--steps", "all")
         self.report = json.loads(self.graded.stdout) if self.graded.stdout.strip() else {}
 
     @property
