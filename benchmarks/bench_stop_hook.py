@@ -27,8 +27,8 @@ from judge_servers import JudgeServer, verdict_json  # noqa: E402  (test helpers
 #: what every Gate does first: import and register every installed plug-in (model-client SDKs included)
 PLUGINS_ONLY = "from verigate._plugins import create_manager; create_manager()"
 #: the project's gate as the hook builds it: plug-ins, the judge's model client, redaction packs, the store
-OPEN_GATE = ("from pathlib import Path; from verigate.hooks._stop import _open_gate; "
-             "_open_gate(Path({project!r})).close()")
+OPEN_GATE = ("from pathlib import Path; from verigate.hooks._stop_project import open_gate; "
+             "open_gate(Path({project!r})).close()")
 #: a long session: many turns before the one that is judged (the transcript is streamed once)
 EARLIER_TURNS = 150
 TOOLS = tuple(
