@@ -4,17 +4,20 @@ error, never a pass."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from judge_servers import JudgeServer, verdict_json
-from verigate import JudgeError
+from verigate import Candidate, Gate, JudgeError, Termination, ToolObservation, finalize_and_return, hookimpl
 from verigate.judge import JudgeEngine
 
 MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
@@ -70,3 +73,62 @@ def test_the_git_plugin_imports_dulwich_only_to_read_a_repository(tmp_path: Path
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+class _SlowLoadingClient:
+    """A model client whose ``prepare`` (its SDK import) takes longer than the judge timeout, or fails."""
+
+    def __init__(self, config: Any, *, failure: BaseException | None = None, load_s: float = 0.0) -> None:
+        self.failure, self.load_s, self.prepared = failure, load_s, False
+
+    async def prepare(self) -> None:
+        await asyncio.sleep(self.load_s)
+        if self.failure is not None:
+            raise self.failure
+        self.prepared = True
+
+    async def complete(self, request: Any, *, timeout_s: float) -> str:
+        assert self.prepared
+        return verdict_json(passed=True)
+
+
+def _gate_with(tmp_path: Path, client: Callable[..., Any], timeout_s: float = 10) -> Gate:
+    class Clients:
+        @hookimpl
+        def verigate_model_clients(self) -> dict[str, Any]:
+            return {"slow": client}
+
+    config = {"judge": {"engine": "llm_judge", "client": "slow", "timeout_s": timeout_s}}
+    return Gate.from_config(config, plugins=[Clients()], store=str(tmp_path / "store.db"), entry_points=False)
+
+
+def _finalize(gate: Gate, **kwargs: Any) -> Any:
+    candidate = Candidate(request="Fix the test.", final_text="Fixed; 3 passed.", session_id="lazy",
+                          tool_calls=(ToolObservation("Bash", {"command": "pytest"}, "3 passed", True),))
+    try:
+        return finalize_and_return(gate, candidate, Termination("natural"), **kwargs)
+    finally:
+        gate.close()
+
+
+def test_loading_the_sdk_does_not_count_against_the_judge_timeout(tmp_path: Path) -> None:
+    gate = _gate_with(tmp_path, lambda config: _SlowLoadingClient(config, load_s=0.5), timeout_s=0.2)
+    result = _finalize(gate)
+    assert result.outcome == "completed", result.verdict
+
+
+def test_the_deadline_still_bounds_loading(tmp_path: Path) -> None:
+    gate = _gate_with(tmp_path, lambda config: _SlowLoadingClient(config, load_s=5))
+    result = _finalize(gate, deadline=time.monotonic() + 0.2)
+    assert result.outcome == "pending_review"
+    assert result.verdict is not None and result.verdict.error == "verification_time_budget_exhausted"
+
+
+@pytest.mark.parametrize(("failure", "reason"), [(JudgeError("judge_unavailable", "no SDK"), "judge_unavailable"),
+                                                 (RuntimeError("boom"), "judge_error"),
+                                                 (SystemExit(2), "judge_error")])
+def test_a_failed_load_is_a_verification_error(tmp_path: Path, failure: BaseException, reason: str) -> None:
+    gate = _gate_with(tmp_path, lambda config: _SlowLoadingClient(config, failure=failure))
+    result = _finalize(gate)
+    assert result.outcome == "pending_review"
+    assert result.verdict is not None and result.verdict.error == reason and not result.verdict.passed

@@ -96,6 +96,10 @@ class OpenAIClient:
             }
         return arguments
 
+    async def prepare(self) -> None:
+        """Import the SDK (the engine calls this before its timeout starts; ``complete`` imports it otherwise)."""
+        await in_daemon_thread(_sdk)
+
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
         timeout_s = bounded_timeout(timeout_s)
         # imported on a daemon thread: seconds of import must not stall the event loop, and the judge deadline
