@@ -12,6 +12,7 @@ import pluggy
 
 from . import hookspecs
 from ._errors import PluginError
+from ._plugin_cache import Found, discover
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -84,13 +85,13 @@ class Handler:
     argnames: tuple[str, ...]
 
 
-def _load_entry_point(entry_point: metadata.EntryPoint) -> object:
+def _load_entry_point(found: Found) -> object:
     try:
-        return entry_point.load()
+        return found.entry_point(ENTRY_POINT_GROUP).load()
     except Exception as exc:  # any failure to import a plug-in must stop the load, loudly
-        dist = entry_point.dist.name if entry_point.dist is not None else "unknown distribution"
+        dist = found.distribution[0] if found.distribution is not None else "unknown distribution"
         raise PluginError(
-            f"plug-in {entry_point.name!r} ({entry_point.value}) from {dist} failed to load: "
+            f"plug-in {found.name!r} ({found.value}) from {dist} failed to load: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
 
@@ -162,10 +163,9 @@ def create_manager(plugins: Iterable[object | str] = (), *, entry_points: bool =
     ``plugins`` may hold objects or importable module names. Any failure raises PluginError.
     """
     manager = PluginManager()
-    found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name) if entry_points else []
-    for entry_point in found:
-        dist = (entry_point.dist.name, entry_point.dist.version) if entry_point.dist is not None else None
-        _register(manager, _load_entry_point(entry_point), entry_point.name, dist)
+    # discovery is remembered by the installed distributions' fingerprint (_plugin_cache); loading is not
+    for found in discover(ENTRY_POINT_GROUP) if entry_points else ():
+        _register(manager, _load_entry_point(found), found.name, found.distribution)
     for name, module in BUILTIN_PLUGINS.items():
         # built-ins are always there, even without installed metadata or with entry points off
         if not manager.has_plugin(name):

@@ -20,7 +20,13 @@ MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "jev": None}
 
 @pytest.fixture(scope="session")
 def registries() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(engines, clients) as the gate builds them: every installed plug-in, loaded through its entry point."""
+    """(engines, clients) as the gate builds them: every installed plug-in, loaded through its entry point.
+
+    The SDKs are imported here, once: the clients import them at their first call (test_lazy_sdk.py), and on a
+    busy machine that import alone could eat a test's short judge timeout."""
+    import anthropic  # noqa: F401
+    import openai  # noqa: F401
+
     manager = create_manager()
     return merged_registry(manager, "verigate_judge_engines"), merged_registry(manager, "verigate_model_clients")
 

@@ -208,10 +208,10 @@ class Gate:
         records = Records(self.store, egress)
         judge_engine = self.config.judge.engine if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
+        if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
+            return await asyncio.to_thread(Attempt.unverified, candidate, termination, records, judge_engine, skip)
         run = await asyncio.to_thread(Attempt.begin, candidate, termination, records, judge_engine)
         candidate, attempt = run.candidate, run.number
-        if not termination.reason.hand_off or skip:
-            return await asyncio.to_thread(run.end_unverified, skip)
 
         timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate) if self._needs_view else candidate

@@ -26,6 +26,29 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
+async def _prepare(judge: JudgeEngine, engine: str, deadline: float | None) -> Verdict | None:
+    """Let the engine load what its call needs (a model client's SDK, imported at the first call: seconds on a cold
+    start) before the judge timeout starts: that timeout is for the model's answer. The run's deadline still bounds
+    it. None when ready; else the verification_error verdict (never a pass)."""
+    prepare = getattr(judge, "prepare", None)
+    if prepare is None:
+        return None
+    remaining = None if deadline is None else deadline - time.monotonic()
+    if remaining is not None and remaining <= 0:
+        return Verdict.verification_error("verification_time_budget_exhausted", engine=engine)
+    try:
+        async with asyncio.timeout(remaining):
+            await prepare()
+    except TimeoutError:
+        return Verdict.verification_error("verification_time_budget_exhausted", engine=engine)
+    except JudgeError as exc:
+        return Verdict.verification_error(exc.reason, engine=engine)
+    except BaseException as exc:  # an engine's bug (SystemExit included) is an unusable judgment, never a pass
+        log.error("judge engine %s failed to prepare: %s", engine, contain(exc))
+        return Verdict.verification_error("judge_error", engine=engine)
+    return None
+
+
 async def call_judge(judge: JudgeEngine | None, config: JudgeConfig | None, redacted: Redacted,
                      strengthen: Strengthen, deadline: float | None, egress: Egress) -> Verdict:
     """One judge call, no tools, under min(judge timeout ≤ 120 s, remaining deadline); every failure is a
@@ -45,6 +68,9 @@ async def call_judge(judge: JudgeEngine | None, config: JudgeConfig | None, reda
     personal = redacted.personal_data or any(result.personal_data for result in extra)
     if personal and config.trust == "auxiliary":
         return Verdict.verification_error("personal_data_omitted", engine=engine)
+    prepared = await _prepare(judge, engine, deadline)
+    if prepared is not None:
+        return prepared
     timeout_s = config.effective_timeout_s
     bounded_by_deadline = False
     if deadline is not None:

@@ -177,6 +177,13 @@ class Attempt:
         records.write("begin_attempt", records.store.begin_attempt, candidate.session_id, attempt, stored_candidate)
         return cls(candidate, termination, redacted, stored_candidate, records, judge_engine)
 
+    @classmethod
+    def unverified(cls, candidate: Candidate, termination: Termination, records: Records,
+                   judge_engine: str | None, skipped: bool) -> FinalizeResult:
+        """:meth:`begin` then :meth:`end_unverified`, in one call: a run that is not verified needs nothing from
+        the stages in between, so its store work takes one worker-thread hop, not two."""
+        return cls.begin(candidate, termination, records, judge_engine).end_unverified(skipped)
+
     @property
     def store(self) -> Store:
         return self.records.store

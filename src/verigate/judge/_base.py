@@ -95,6 +95,10 @@ class ModelClient(Protocol):
 
     Reason codes: ``judge_transport_error``, ``judge_http_<status>``, ``judge_timeout``,
     ``invalid_judge_response`` (and engine-specific ones such as ``invalid_jev_response``).
+
+    Optional: ``async def prepare(self) -> None`` loads what ``complete`` needs (an SDK imported at first use);
+    ``llm_judge`` awaits it before the judge timeout starts (the run's deadline still bounds it). It raises
+    JudgeError when the client cannot work.
     """
 
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]: ...

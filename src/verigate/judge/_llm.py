@@ -52,6 +52,14 @@ class LLMJudge:
         self.response_schema = wire_schema(schema(VERDICT_SCHEMA))
         self.effective_engine = f"{self.name}/{client_label(config, client)}" if client is not None else self.name
 
+    async def prepare(self) -> None:
+        """Load what the client's call needs (its ``prepare()``, when it has one: an SDK imported at first use), so
+        that the judge timeout measures the model's answer, not an import. The gate calls it before the timeout
+        starts; a call without it still works (the client then loads inside the call). Raises JudgeError."""
+        prepare = getattr(self.client, "prepare", None)
+        if prepare is not None:
+            await prepare()
+
     async def judge(self, request: JudgeRequest, *, timeout_s: float) -> Verdict:
         timeout_s = bounded_timeout(min(timeout_s, self.config.effective_timeout_s))
         if self.client is None:

@@ -7,12 +7,12 @@ wrote, are never searched for a verdict. The tool is never run; it is the API's 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
-
-import anthropic
 
 from verigate import JudgeError
 from verigate.judge import (
@@ -21,6 +21,7 @@ from verigate.judge import (
     JudgeConfig,
     api_key_from_env,
     bounded_timeout,
+    in_daemon_thread,
     is_loopback_url,
     mapped_sdk_errors,
     option,
@@ -37,6 +38,17 @@ DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 LOCAL_PLACEHOLDER_KEY = "verigate-local-no-key"
 #: the one tool the model is made to call; its input is the verdict
 VERDICT_TOOL = "submit_verdict"
+
+
+
+def _sdk() -> ModuleType:
+    """The ``anthropic`` SDK, imported at the first call, not when the plug-in is loaded or the client built: it takes
+    seconds to import, and most gate and hook processes never call the judge. A missing or broken SDK is a
+    JudgeError (a verification_error verdict, so a pending review), never a pass."""
+    try:
+        return importlib.import_module("anthropic")
+    except Exception as exc:  # any failure to import the SDK: this call cannot be judged
+        raise JudgeError("judge_unavailable", f"the anthropic SDK failed to import: {type(exc).__name__}") from exc
 
 
 class AnthropicClient:
@@ -89,18 +101,25 @@ class AnthropicClient:
         arguments["system"] = system
         return arguments
 
+    async def prepare(self) -> None:
+        """Import the SDK (the engine calls this before its timeout starts; ``complete`` imports it otherwise)."""
+        await in_daemon_thread(_sdk)
+
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]:
         timeout_s = bounded_timeout(timeout_s)
-        client = anthropic.AsyncAnthropic(
+        # imported on a daemon thread: seconds of import must not stall the event loop, and the judge deadline
+        # (which counts it) can still fire on time
+        sdk = await in_daemon_thread(_sdk)
+        client = sdk.AsyncAnthropic(
             api_key=self._api_key(),
             base_url=self.base_url,
             timeout=timeout_s,
             max_retries=self.max_retries,
             # a fresh client per call (it is bound to the running event loop) sharing one TLS context
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
+            http_client=sdk.DefaultAsyncHttpxClient(verify=tls_context()),
         )
-        errors = mapped_sdk_errors(timeout_s, timeout=anthropic.APITimeoutError, status=anthropic.APIStatusError,
-                                   connection=anthropic.APIConnectionError, base=anthropic.AnthropicError)
+        errors = mapped_sdk_errors(timeout_s, timeout=sdk.APITimeoutError, status=sdk.APIStatusError,
+                                   connection=sdk.APIConnectionError, base=sdk.AnthropicError)
         try:
             # one deadline around everything, retries included
             with errors:

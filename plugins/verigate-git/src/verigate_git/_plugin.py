@@ -7,12 +7,15 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verigate import Candidate, StageContext, Strengthen, ToolObservation, hookimpl, priority
 
 from ._claims import ClaimPack, Claims, default_pack
-from ._repo import RepoView, discover
 from ._state import RequestBaseline, advance
+
+if TYPE_CHECKING:
+    from ._repo import RepoView
 
 __all__ = ["REPOSITORY_ENV_VARS", "GitClaims"]
 
@@ -114,6 +117,14 @@ def check_claims(
     if (claims.commit or created or changed) and not view.pending and not committed:
         misses.append(("no_changes_made", "the answer claims changes, but the repository shows none"))
     return misses
+
+
+def discover(start: str | Path) -> RepoView | None:
+    """``_repo.discover``, imported on first use: dulwich is loaded only when a repository is read, not when the
+    plug-in is (an import failure then is this hook's error, which the gate escalates)."""
+    from ._repo import discover as discover_repository
+
+    return discover_repository(start)
 
 
 def _in_repository(view: RepoView, names: Iterable[str], cwd: Path | None) -> list[tuple[str, tuple[str, ...]]]:

@@ -1,4 +1,7 @@
-"""A read-only view of a git repository through dulwich (no git binary): HEAD, blobs, pending paths, remotes."""
+"""A read-only view of a git repository through dulwich (no git binary): HEAD, blobs, pending paths, remotes.
+
+Only this module imports dulwich, and the plug-in imports this module only when it reads a repository: loading the
+plug-in (every Gate and hook process does) stays free of dulwich's import time."""
 
 from __future__ import annotations
 
@@ -19,10 +22,10 @@ if TYPE_CHECKING:  # dulwich's typed names (newer releases); plain bytes at run 
     from dulwich.objects import ObjectID
     from dulwich.refs import Ref
 
+from ._state import STATE_FOLDER
+
 __all__ = ["STATE_FOLDER", "RepoView", "discover"]
 
-#: verigate's own folder (store, this plug-in's state): never counted as a change the agent made
-STATE_FOLDER = ".verigate"
 #: how far back a commit named in a tool output is looked for in HEAD's history
 _HISTORY_DEPTH = 500
 

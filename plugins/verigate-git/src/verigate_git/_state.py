@@ -13,9 +13,11 @@ import attrs
 
 from verigate import InputError, StrictJSONError, strict_loads
 
-from ._repo import STATE_FOLDER
+__all__ = ["STATE_FOLDER", "RequestBaseline", "advance", "state_file"]
 
-__all__ = ["RequestBaseline", "advance", "state_file"]
+#: verigate's own folder (store, this plug-in's state): never counted as a change the agent made (kept here, not
+#: in ``_repo``, so that importing the plug-in does not import dulwich)
+STATE_FOLDER = ".verigate"
 
 
 def state_file(root: Path, session_id: str) -> Path:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
+from types import ModuleType
 from typing import Any
-
-import openai
 
 from verigate import ConfigError, JudgeError
 from verigate.judge import (
@@ -15,6 +15,7 @@ from verigate.judge import (
     JudgeConfig,
     api_key_from_env,
     bounded_timeout,
+    in_daemon_thread,
     is_loopback_url,
     mapped_sdk_errors,
     option,
@@ -30,6 +31,17 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: sent to local servers (Ollama, vLLM, llama.cpp, LM Studio) that need no key but whose SDK wants one
 LOCAL_PLACEHOLDER_KEY = "verigate-local-no-key"
 _TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens", "none")
+
+
+
+def _sdk() -> ModuleType:
+    """The ``openai`` SDK, imported at the first call, not when the plug-in is loaded or the client built: it takes
+    seconds to import, and most gate and hook processes never call the judge. A missing or broken SDK is a
+    JudgeError (a verification_error verdict, so a pending review), never a pass."""
+    try:
+        return importlib.import_module("openai")
+    except Exception as exc:  # any failure to import the SDK: this call cannot be judged
+        raise JudgeError("judge_unavailable", f"the openai SDK failed to import: {type(exc).__name__}") from exc
 
 
 class OpenAIClient:
@@ -84,18 +96,25 @@ class OpenAIClient:
             }
         return arguments
 
+    async def prepare(self) -> None:
+        """Import the SDK (the engine calls this before its timeout starts; ``complete`` imports it otherwise)."""
+        await in_daemon_thread(_sdk)
+
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
         timeout_s = bounded_timeout(timeout_s)
-        client = openai.AsyncOpenAI(
+        # imported on a daemon thread: seconds of import must not stall the event loop, and the judge deadline
+        # (which counts it) can still fire on time
+        sdk = await in_daemon_thread(_sdk)
+        client = sdk.AsyncOpenAI(
             api_key=self._api_key(),
             base_url=self.base_url,
             timeout=timeout_s,
             max_retries=self.max_retries,
             # a fresh client per call (it is bound to the running event loop) sharing one TLS context
-            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
+            http_client=sdk.DefaultAsyncHttpxClient(verify=tls_context()),
         )
-        errors = mapped_sdk_errors(timeout_s, timeout=openai.APITimeoutError, status=openai.APIStatusError,
-                                   connection=openai.APIConnectionError, base=openai.OpenAIError)
+        errors = mapped_sdk_errors(timeout_s, timeout=sdk.APITimeoutError, status=sdk.APIStatusError,
+                                   connection=sdk.APIConnectionError, base=sdk.OpenAIError)
         try:
             # one deadline around everything, retries included
             with errors:

@@ -1,0 +1,108 @@
+"""Entry-point discovery remembered by the installed distributions' fingerprint: the same answer as a fresh
+discovery, and any change to what is installed (or any doubt) discovers again."""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from verigate import _plugin_cache
+from verigate._plugin_cache import CACHE_ENV, Found, discover
+
+GROUP = "verigate"
+#: an hour ago: older than the racy window, so the fingerprint is trusted
+OLD = 3600
+
+
+def _fresh() -> tuple[Found, ...]:
+    return tuple(sorted(
+        (Found(point.name, point.value, (point.dist.name, point.dist.version) if point.dist is not None else None)
+         for point in metadata.entry_points(group=GROUP)), key=lambda item: item.name))
+
+
+def _age(*paths: Path) -> None:
+    old = paths[0].stat().st_mtime - OLD
+    for path in paths:
+        os.utime(path, (old, old))
+
+
+@pytest.fixture(autouse=True)
+def _no_memory() -> Iterator[None]:
+    _plugin_cache._memory.clear()
+    yield
+    _plugin_cache._memory.clear()
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder on sys.path with one distribution declaring one ``verigate`` entry point, old enough to trust."""
+    folder = tmp_path / "site"
+    _install(folder, "probe_one = verigate_probe_one_module\n")
+    monkeypatch.syspath_prepend(str(folder))
+    return folder
+
+
+def _install(folder: Path, points: str, name: str = "verigate_cache_probe") -> None:
+    dist_info = folder / f"{name}-1.0.dist-info"
+    dist_info.mkdir(parents=True, exist_ok=True)
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+    (dist_info / "entry_points.txt").write_text(f"[verigate]\n{points}", encoding="utf-8")
+    _age(dist_info / "entry_points.txt", dist_info / "METADATA", dist_info, folder)
+
+
+def _files(state_home: Path) -> list[Path]:
+    return sorted((state_home / "verigate" / "plugin-cache").glob("*.json"))
+
+
+def test_the_same_answer_as_a_fresh_discovery(site: Path, _private_state_home: Path) -> None:
+    found = discover(GROUP)
+    assert found == _fresh()
+    assert "probe_one" in {item.name for item in found}
+    assert len(_files(_private_state_home)) == 1
+    _plugin_cache._memory.clear()
+    assert discover(GROUP) == found  # from the file
+
+
+def test_a_new_distribution_is_discovered(site: Path) -> None:
+    discover(GROUP)
+    _install(site, "probe_two = verigate_probe_two_module\n", name="verigate_cache_probe_two")
+    assert "probe_two" in {item.name for item in discover(GROUP)}
+
+
+def test_an_edited_entry_points_file_is_read_again(site: Path) -> None:
+    discover(GROUP)
+    points = site / "verigate_cache_probe-1.0.dist-info" / "entry_points.txt"
+    points.write_text("[verigate]\nprobe_renamed = verigate_probe_one_module\n", encoding="utf-8")
+    old = points.stat().st_mtime - OLD / 2  # another old time: still trusted, but different
+    os.utime(points, (old, old))
+    names = {item.name for item in discover(GROUP)}
+    assert "probe_renamed" in names and "probe_one" not in names
+
+
+def test_a_recent_change_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             _private_state_home: Path) -> None:
+    folder = tmp_path / "recent"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))  # modified just now: inside the racy window
+    assert discover(GROUP) == _fresh()
+    assert _files(_private_state_home) == [] and not _plugin_cache._memory
+
+
+def test_a_malformed_or_foreign_file_means_a_fresh_discovery(site: Path, _private_state_home: Path) -> None:
+    expected = discover(GROUP)
+    [path] = _files(_private_state_home)
+    for content in ("not json", '{"format": 1, "fingerprint": "other", "entry_points": []}',
+                    path.read_text(encoding="utf-8").replace('"name"', '"nom"')):
+        path.write_text(content, encoding="utf-8")
+        _plugin_cache._memory.clear()
+        assert discover(GROUP) == expected
+
+
+def test_the_file_can_be_turned_off(site: Path, _private_state_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, "0")
+    assert discover(GROUP) == _fresh()
+    assert _files(_private_state_home) == []
