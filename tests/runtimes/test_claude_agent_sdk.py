@@ -19,13 +19,13 @@ pytest.importorskip("verigate_claude_agent_sdk", reason="the verigate-agents-cla
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hosts"))
 
-from claude_agent_sdk import ClaudeAgentOptions  # noqa: E402
-from host_helpers import host_binary  # noqa: E402
-from host_servers import AnthropicServer, Call, Turn, summary  # noqa: E402
-from verigate_claude_agent_sdk import GateHooks, run_gated, verigate_hooks  # noqa: E402
+from claude_agent_sdk import ClaudeAgentOptions
+from host_helpers import host_binary
+from host_servers import AnthropicServer, Call, Turn, summary
+from verigate_claude_agent_sdk import GateHooks, run_gated, verigate_hooks
 
-from judge_servers import JudgeServer, refused_url, verdict_json  # noqa: E402
-from verigate import Gate, ReviewPendingError, UnverifiedError, hookimpl  # noqa: E402
+from judge_servers import JudgeServer, refused_url, verdict_json
+from verigate import Gate, ReviewPendingError, UnverifiedError, hookimpl
 
 REPO = Path(__file__).resolve().parents[2]
 REQUEST = "Read a.py and tell me what x is."
@@ -237,7 +237,7 @@ def test_the_callers_cancellation_propagates() -> None:
 
 
 def test_the_example_runs_offline() -> None:
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "claude_agent_sdk.py")], capture_output=True,
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "claude-agent-sdk.py")], capture_output=True,
                           text=True, timeout=120, check=False,
                           env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert done.returncode == 0, done.stderr

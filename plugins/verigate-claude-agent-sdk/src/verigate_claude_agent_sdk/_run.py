@@ -18,6 +18,8 @@ from verigate.runtimes import ReviewPendingError, UnverifiedError, held_error
 from ._hooks import GateHooks, _Held, held_from, merge
 
 if TYPE_CHECKING:
+    from claude_agent_sdk import Transport
+
     from verigate import FinalizeResult, Gate
 
 __all__ = ["GatedAnswer", "run_gated"]
@@ -35,16 +37,16 @@ class GatedAnswer:
 
 
 async def run_gated(prompt: str, *, options: ClaudeAgentOptions | None = None, gate: Gate | None = None,
-                    hooks: GateHooks | None = None) -> GatedAnswer:
+                    hooks: GateHooks | None = None, transport: Transport | None = None) -> GatedAnswer:
     """Run ``query(prompt, options)`` with verigate's hooks added after the caller's own; ``gate`` None: the
     project's gate (``cwd``'s verigate.yaml), as ``verigate hook claude-code stop`` opens it. A revise is the CLI
     continuing with the gate's follow-up (the Stop hook's ``block``); the gate's revise budget ends it, whatever
-    the options' ``max_turns`` allow."""
+    the options' ``max_turns`` allow. ``transport`` is passed to ``query`` (None: the SDK starts the CLI)."""
     hooks = hooks or GateHooks(gate)
     options = options or ClaudeAgentOptions()
     gated = dataclasses.replace(options, hooks=merge(options.hooks, hooks.matchers()))
     final: ResultMessage | None = None
-    async for message in query(prompt=prompt, options=gated):
+    async for message in query(prompt=prompt, options=gated, transport=transport):
         if isinstance(message, ResultMessage):
             final = message
     if final is None:
