@@ -61,8 +61,8 @@ class World:
                "ANTHROPIC_API_KEY": "sk-loopback-test", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
                "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
-        return ClaudeAgentOptions(cli_path=str(CLI), cwd=str(self.dir), env=env, allowed_tools=["Read"],
-                                  setting_sources=[], **extra)
+        return ClaudeAgentOptions(**{"cli_path": str(CLI), "cwd": str(self.dir), "env": env,
+                                     "allowed_tools": ["Read"], "setting_sources": [], **extra})
 
     def look(self) -> Turn:
         return Turn(calls=(Call("Read", {"file_path": str(self.dir / "a.py")}),))
@@ -243,3 +243,17 @@ def test_the_example_runs_offline() -> None:
     assert done.returncode == 0, done.stderr
     assert "completed: 2 + 2 = 4" in done.stdout
     assert "pending review" in done.stdout
+
+
+@needs_cli
+def test_pre_tool_use_refuses_a_tool_in_block_mode_without_the_sandbox(world: World, judge: JudgeServer,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # the self-gate's hardening check, in-process: block mode needs the CLI's sandbox, which this run does not set
+    monkeypatch.setenv("VERIGATE_SELF_GATE_MODE", "block")
+    (world.dir / "verigate.yaml").write_text("self_gate:\n  mode: block\n", encoding="utf-8")
+    judge.reply_text(verdict_json(passed=True))
+    call = Call("Bash", {"command": "echo ran-unsandboxed"})
+    world.server.script(Turn(calls=(call,)), Turn.say(FINAL))
+    asyncio.run(run_gated(REQUEST, options=world.options(allowed_tools=["Read", "Bash"]), gate=world.gate))
+    result = world.server.result_of(call)
+    assert result is not None and "verigate self-gate" in result[0] and "ran-unsandboxed" not in result[0], result
