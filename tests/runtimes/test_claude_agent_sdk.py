@@ -257,3 +257,27 @@ def test_pre_tool_use_refuses_a_tool_in_block_mode_without_the_sandbox(world: Wo
     asyncio.run(run_gated(REQUEST, options=world.options(allowed_tools=["Read", "Bash"]), gate=world.gate))
     result = world.server.result_of(call)
     assert result is not None and "verigate self-gate" in result[0] and "ran-unsandboxed" not in result[0], result
+
+
+@needs_cli
+def test_subagent_stop_gates_a_subagent_in_its_own_session(world: World, judge: JudgeServer) -> None:
+    judge.reply_text(verdict_json(passed=False, misses=("claim_unverified",), observation="the sub-agent read nothing"))
+    judge.reply_text(verdict_json(passed=True))
+    judge.reply_text(verdict_json(passed=True))
+    sub_prompt = "Read a.py and report the value of x."
+    world.server.script(
+        Turn(calls=(Call("Agent", {"description": "check a.py", "prompt": sub_prompt,
+                                   "subagent_type": "general-purpose", "run_in_background": False}),)),
+        Turn.say("x is 1."),  # the sub-agent's first answer: fails, gets the feedback
+        world.look(),
+        Turn.say("a.py sets x = 1."),  # the sub-agent's second answer: passes
+        Turn.say(FINAL),  # the main agent: passes
+    )
+    hooks = GateHooks(world.gate)
+    answer = asyncio.run(run_gated("Use a sub-agent to check a.py.",
+                                   options=world.options(allowed_tools=["Read", "Agent", "Task"]), hooks=hooks))
+    assert answer.text == FINAL, summary(world.server)
+    assert feedback_seen(world.server) == [2], summary(world.server)
+    assert len(judge.requests) == 3 and sub_prompt in judge_prompt(judge.requests[0])
+    sub_sessions = [key for key in hooks.stops() if key.startswith(f"{answer.session_id}/agent/")]
+    assert len(sub_sessions) == 1

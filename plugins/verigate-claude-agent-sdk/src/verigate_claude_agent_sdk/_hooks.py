@@ -73,6 +73,11 @@ class GateHooks:
         with self._lock:
             return self._stops.get(session_key)
 
+    def stops(self) -> dict[str, inprocess.StopOutcome]:
+        """Every session's latest Stop / SubagentStop answer (a copy)."""
+        with self._lock:
+            return dict(self._stops)
+
     def _remember(self, outcome: inprocess.StopOutcome, data: dict[str, Any]) -> None:
         key = outcome.session_key or str(data.get("session_id") or "")
         if key:
