@@ -2,14 +2,15 @@
 against the same run ungated (``query`` with no hooks), both over the offline scripted transport of
 ``examples/claude-agent-sdk.py`` (no CLI process, so the figure is the adapter's and the gate's share alone).
 
-Run: ``python benchmarks/bench_runtime_claude_agent_sdk.py [COUNT]``. Prints both and the ratio; asserts nothing.
+Run: ``python benchmarks/bench_runtime_claude_agent_sdk.py [COUNT] [--quick]``. Prints both and the ratio;
+asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -64,7 +65,11 @@ async def _measure(count: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("count", nargs="?", type=int, default=50, help="runs of each kind (default 50)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 runs of each kind")
+    args = parser.parse_args()
+    count = 3 if args.quick else args.count
     plain, gated = asyncio.run(_measure(count))
     print(f"ungated run  {plain:10.0f} µs")
     print(f"gated run    {gated:10.0f} µs   (+{gated - plain:.0f} µs, ratio {gated / plain:.2f}x, n={count})")
