@@ -27,6 +27,7 @@ HEADERS = {
     "bench_store.py": "store rows/s",
     "bench_stop_hook.py": "python -c pass",
     "bench_selfgate_hook.py": "pre-tool-use, first call",
+    "bench_runtime_claude_agent_sdk.py": "gated run",
     "bench_runtime_langgraph.py": "gated/ungated",
     "bench_runtime_openai_agents.py": "ungated Runner.run",
     "bench_runtime_pydantic_ai.py": "ratio gated / ungated",

@@ -1,0 +1,241 @@
+"""The Claude Code hooks in-process: the answer ``verigate hook claude-code <event>`` would print, as a value.
+
+A runtime that calls hooks in its own process (the Claude Agent SDK's ``HookMatcher`` callbacks) gets the same
+decisions without a process start per call: the Stop gate of ``_stop`` (the same input parsing, request, counters,
+loop guard and error path) and the self-gate checks of ``selfgate`` (``quick_tool_decision`` /
+``decide_tool_call`` / ``decide_prompt``). What differs from the CLI is only the I/O: the answer is returned, not
+written, and an exit code 2 (the CLI's "block, with stderr as the reason") is folded into the JSON answer the host
+reads for that event, because a callback has no exit code.
+
+The per-event answer shaping of PreToolUse and UserPromptSubmit repeats ``_selfgate_hooks``' closures (they are
+not reachable without running :func:`~verigate.hooks._protocol.run_hook` on the process's stdin); a shared helper
+there would remove the copy. The Stop run reuses ``_stop._Run`` and only replaces how the gate is opened, so that
+a runtime's own :class:`~verigate.Gate` can be used, and keeps the finalize result for the caller.
+
+These functions are synchronous and may block for the judge (``asyncio.run`` inside): call them from a worker
+thread when an event loop is running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from ._protocol import HookAnswer, Host, _reason
+from ._selfgate_hooks import _output
+from ._stop import _Run
+from ._stop_answers import answer as stop_answer
+from ._stop_answers import out_of_time
+from ._stop_deadline import RESULT_POLL_S, RESULT_WAIT_S, finalize_until, hook_deadlines, result_wait_until
+from ._stop_input import parse_stop_input
+from ._stop_project import open_gate, stage_context
+from ._stop_request import candidate as build_candidate
+from ._stop_request import current_request, latest_turn
+from ._stop_state import load_state, save_state
+
+if TYPE_CHECKING:
+    from .._models import FinalizeResult, StageContext
+    from ..gate import Gate
+
+__all__ = ["ClaudeEvent", "StopOutcome", "claude_code_answer", "host_json", "pre_tool_use", "stop",
+           "user_prompt_submit"]
+
+ClaudeEvent = Literal["stop", "subagent-stop", "pre-tool-use", "user-prompt-submit"]
+_HOST: Host = "claude-code"
+
+
+@attrs.frozen
+class StopOutcome:
+    """One Stop / SubagentStop answer and what produced it: the gate's result (None when the answer came from the
+    error path, the loop guard or the time budget) and the gate's session key (``<session>/agent/<id>`` for a
+    sub-agent; "" when the input was unreadable)."""
+
+    answer: HookAnswer
+    session_key: str = ""
+    result: FinalizeResult | None = None
+    #: the pending review filed outside finalize (loop guard, time budget, repeated error), when there is one
+    review_id: str | None = None
+
+
+class _GivenGateRun(_Run):
+    """``_Run`` with the gate supplied by the caller (None: the project's, opened per call as the CLI does)."""
+
+    def __init__(self, event: Literal["stop", "subagent-stop"], gate: Gate | None) -> None:
+        super().__init__(_HOST, event)
+        self.given = gate
+        self.result: FinalizeResult | None = None
+
+    @contextlib.contextmanager
+    def _gate(self, project_dir: Path, context: StageContext) -> Iterator[Gate]:
+        if self.given is not None:
+            yield self.given  # the caller's gate: the caller closes it
+            return
+        with open_gate(project_dir, context) as gate:
+            yield gate
+
+    def handle(self, data: dict[str, Any]) -> HookAnswer:
+        # the flow of _Run.handle; kept in step with it (see the module docstring)
+        import asyncio
+
+        self.raw = data
+        stop = self.stop = parse_stop_input(data, self.host, self.event)
+        deadline, give_up = hook_deadlines(self.started)
+        state = load_state(stop.project_dir, stop.session_key)
+        turn = latest_turn(stop, result_wait_until(self.started, deadline))
+        context = stage_context(stop)
+        with self._gate(stop.project_dir, context) as gate:
+            request, state = current_request(stop, turn, gate, state)
+            candidate = build_candidate(stop, turn, request)
+            # the caller's gate learns the project per finalize; the project's gate was opened with it
+            result = asyncio.run(finalize_until(gate, candidate, deadline, give_up,
+                                                context if self.given is not None else None))
+            self.result = result
+            if result is None:
+                reply = out_of_time(gate, candidate)
+                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
+            elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
+                self.result = None
+                reply = self._loop_guard(gate, candidate, state)
+                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
+            else:
+                reply = stop_answer(result)
+                blocks = state.blocks_in_row + 1 if result.outcome == "revise" else 0
+                state = attrs.evolve(state, blocks_in_row=blocks, errors_in_row=0)
+        save_state(stop.project_dir, stop.session_key, state)
+        return reply
+
+
+def _guarded(handler: Any, on_error: Any, data: dict[str, Any]) -> HookAnswer:
+    """``run_hook`` without the I/O: any exception becomes ``on_error(reason)``; a failing error path blocks."""
+    try:
+        answer: HookAnswer = handler(data)
+        return answer
+    except BaseException as exc:  # fail closed on anything, as run_hook does (a plug-in's SystemExit included)
+        reason = _reason(exc, data, io.StringIO(), _HOST)  # debug output: the error log keeps it
+        try:
+            fallback: HookAnswer = on_error(reason)
+            return fallback
+        except BaseException:
+            return 2, None, reason
+
+
+def _review_in(answer: HookAnswer) -> str | None:
+    payload = answer[1] or {}
+    reason = str(payload.get("stopReason") or "")
+    marker = ": review "
+    return reason.split(marker, 1)[1].strip() or None if marker in reason else None
+
+
+def _await_transcript(data: dict[str, Any], event: str, started: float) -> None:
+    """Wait (at most ``RESULT_WAIT_S``) for the transcript file to appear. Claude Code writes it asynchronously;
+    a command hook's process start covers that, an in-process callback can run first (a turn without tool calls
+    reaches Stop before its first line is on disk). A file still missing then is the Stop run's own InputError."""
+    import time
+
+    name = "agent_transcript_path" if event == "subagent-stop" and data.get("agent_transcript_path") else \
+        "transcript_path"
+    path = data.get(name)
+    if not isinstance(path, str) or not path:
+        return
+    until = started + RESULT_WAIT_S
+    while not _has_lines(Path(path)) and time.monotonic() < until:
+        time.sleep(RESULT_POLL_S)
+
+
+def _has_lines(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def stop(data: dict[str, Any], *, event: Literal["stop", "subagent-stop"] = "stop",
+         gate: Gate | None = None) -> StopOutcome:
+    """``verigate hook claude-code stop`` (or ``subagent-stop``) on ``data``; ``gate`` None: the project's gate."""
+    run = _GivenGateRun(event, gate)
+    _await_transcript(data, event, run.started)
+    answer = _guarded(run.handle, run.on_error, data)
+    key = run.stop.session_key if run.stop is not None else ""
+    review = run.result.pending_id if run.result is not None else _review_in(answer)
+    return StopOutcome(answer, key, run.result, review)
+
+
+def pre_tool_use(data: dict[str, Any]) -> HookAnswer:
+    """``verigate hook claude-code pre-tool-use`` on ``data``."""
+
+    def handle(hook_input: dict[str, Any]) -> HookAnswer:
+        from ..selfgate._quick import quick_tool_decision
+
+        verdict = quick_tool_decision(hook_input, _HOST)
+        if verdict is None:
+            from ..selfgate._enforce import decide_tool_call, settings_for
+
+            decision = decide_tool_call(hook_input, settings_for(hook_input, _HOST))
+            verdict = (decision.decision, decision.reason, decision.notice)
+        outcome, reason, notice = verdict
+        if outcome == "deny":
+            return 0, _output("PreToolUse", notice, permissionDecision="deny", permissionDecisionReason=reason), ""
+        if outcome == "warn":
+            return 0, _output("PreToolUse", notice, additionalContext=reason), ""
+        return 0, ({"systemMessage": notice} if notice else None), ""
+
+    def on_error(reason: str) -> HookAnswer:
+        return 2, None, f"{reason} ({_HOST} pre-tool-use; verigate fails closed: the tool call is refused)"
+
+    return _guarded(handle, on_error, data)
+
+
+def user_prompt_submit(data: dict[str, Any]) -> HookAnswer:
+    """``verigate hook claude-code user-prompt-submit`` on ``data``."""
+    state: dict[str, str] = {}
+
+    def handle(hook_input: dict[str, Any]) -> HookAnswer:
+        from ..selfgate._enforce import decide_prompt, settings_for
+
+        settings = settings_for(hook_input, _HOST)
+        state["mode"] = settings.mode
+        outcome = decide_prompt(hook_input, settings)
+        notice = "\n".join(part for part in (settings.notice, outcome.notice) if part)
+        if not outcome.context and not notice:
+            return 0, None, ""
+        if not outcome.context:
+            return 0, {"systemMessage": notice}, ""
+        return 0, _output("UserPromptSubmit", notice, additionalContext=outcome.context), ""
+
+    def on_error(reason: str) -> HookAnswer:
+        if state.get("mode") == "audit":
+            return 0, {"systemMessage": f"verigate (audit): the self-gate check failed: {reason}"}, ""
+        return 0, {"decision": "block", "reason": f"{reason} ({_HOST} user-prompt-submit; verigate fails closed)"}, ""
+
+    return _guarded(handle, on_error, data)
+
+
+def host_json(event: ClaudeEvent, answer: HookAnswer) -> dict[str, Any]:
+    """The JSON answer a callback returns for ``answer``: the payload, or — for the CLI's exit 2, which a callback
+    cannot give — the blocking answer of that event carrying the stderr text as its reason ({} says nothing)."""
+    code, payload, message = answer
+    result: dict[str, Any] = dict(payload or {})
+    if code == 0:
+        return result
+    reason = message.strip() or "verigate hook error (no reason given)"
+    if event == "pre-tool-use":
+        result["hookSpecificOutput"] = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                        "permissionDecisionReason": reason}
+    else:
+        result |= {"decision": "block", "reason": reason}
+    return result
+
+
+def claude_code_answer(event: ClaudeEvent, data: dict[str, Any], *, gate: Gate | None = None) -> dict[str, Any]:
+    """The host JSON for one event (see :func:`host_json`)."""
+    if event in ("stop", "subagent-stop"):
+        return host_json(event, stop(data, event=event, gate=gate).answer)
+    if event == "pre-tool-use":
+        return host_json(event, pre_tool_use(data))
+    return host_json(event, user_prompt_submit(data))
+
