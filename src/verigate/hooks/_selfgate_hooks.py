@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ._protocol import HookAnswer, Host, run_hook
 
-__all__ = ["claude_pre_tool_use", "claude_user_prompt_submit", "codex_pre_tool_use", "codex_user_prompt_submit"]
+__all__ = ["claude_pre_tool_use", "claude_user_prompt_submit", "codex_pre_tool_use", "codex_user_prompt_submit",
+           "pre_tool_use_handlers", "user_prompt_submit_handlers"]
+
+#: a hook's handler of the input, and its answer when the handler fails (run by ``run_hook`` or in-process)
+Handlers = tuple[Callable[[dict[str, Any]], HookAnswer], Callable[[str], HookAnswer]]
 
 # Both hosts read the same JSON for these two events (docs/hook-protocols.md). Never answer permissionDecision
 # "allow": that would skip the host's own permission prompt. Saying nothing lets the call go its normal way.
@@ -19,7 +24,9 @@ def _output(event: str, notice: str, **specific: str) -> dict[str, Any]:
     return payload
 
 
-def _pre_tool_use(host: Host) -> int:
+def pre_tool_use_handlers(host: Host) -> Handlers:
+    """PreToolUse: the fast path, else the full check; an error refuses the call."""
+
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
         from ..selfgate._quick import quick_tool_decision
 
@@ -44,10 +51,11 @@ def _pre_tool_use(host: Host) -> int:
         # both modes (errors of the gate check itself are turned into warnings by decide_tool_call in audit)
         return 2, None, f"{reason} ({host} pre-tool-use; verigate fails closed: the tool call is refused)"
 
-    return run_hook(handle, on_error, host=host)
+    return handle, on_error
 
 
-def _user_prompt_submit(host: Host) -> int:
+def user_prompt_submit_handlers(host: Host) -> Handlers:
+    """UserPromptSubmit: a person's close command; an error refuses the prompt unless the mode is audit."""
     state: dict[str, str] = {}
 
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
@@ -69,7 +77,15 @@ def _user_prompt_submit(host: Host) -> int:
         # block mode, or the mode is unknown (bad input or configuration): refuse the prompt with the reason
         return 0, {"decision": "block", "reason": f"{reason} ({host} user-prompt-submit; verigate fails closed)"}, ""
 
-    return run_hook(handle, on_error, host=host)
+    return handle, on_error
+
+
+def _pre_tool_use(host: Host) -> int:
+    return run_hook(*pre_tool_use_handlers(host), host=host)
+
+
+def _user_prompt_submit(host: Host) -> int:
+    return run_hook(*user_prompt_submit_handlers(host), host=host)
 
 
 def claude_pre_tool_use() -> int:

@@ -7,10 +7,10 @@ loop guard and error path) and the self-gate checks of ``selfgate`` (``quick_too
 written, and an exit code 2 (the CLI's "block, with stderr as the reason") is folded into the JSON answer the host
 reads for that event, because a callback has no exit code.
 
-The per-event answer shaping of PreToolUse and UserPromptSubmit repeats ``_selfgate_hooks``' closures (they are
-not reachable without running :func:`~verigate.hooks._protocol.run_hook` on the process's stdin); a shared helper
-there would remove the copy. The Stop run reuses ``_stop._Run`` and only replaces how the gate is opened, so that
-a runtime's own :class:`~verigate.Gate` can be used, and keeps the finalize result for the caller.
+PreToolUse and UserPromptSubmit run ``_selfgate_hooks``' own handlers (``pre_tool_use_handlers`` /
+``user_prompt_submit_handlers``, the ones ``run_hook`` runs on the process's stdin). The Stop run reuses
+``_stop._Run`` and only replaces how the gate is opened, so that a runtime's own :class:`~verigate.Gate` can be
+used, and keeps the finalize result for the caller.
 
 These functions are synchronous and may block for the judge (``asyncio.run`` inside): call them from a worker
 thread when an event loop is running.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ._protocol import HookAnswer, Host, _reason
-from ._selfgate_hooks import _output
+from ._selfgate_hooks import pre_tool_use_handlers, user_prompt_submit_handlers
 from ._stop import _Run
 from ._stop_answers import answer as stop_answer
 from ._stop_answers import out_of_time
@@ -167,52 +167,12 @@ def stop(data: dict[str, Any], *, event: Literal["stop", "subagent-stop"] = "sto
 
 def pre_tool_use(data: dict[str, Any]) -> HookAnswer:
     """``verigate hook claude-code pre-tool-use`` on ``data``."""
-
-    def handle(hook_input: dict[str, Any]) -> HookAnswer:
-        from ..selfgate._quick import quick_tool_decision
-
-        verdict = quick_tool_decision(hook_input, _HOST)
-        if verdict is None:
-            from ..selfgate._enforce import decide_tool_call, settings_for
-
-            decision = decide_tool_call(hook_input, settings_for(hook_input, _HOST))
-            verdict = (decision.decision, decision.reason, decision.notice)
-        outcome, reason, notice = verdict
-        if outcome == "deny":
-            return 0, _output("PreToolUse", notice, permissionDecision="deny", permissionDecisionReason=reason), ""
-        if outcome == "warn":
-            return 0, _output("PreToolUse", notice, additionalContext=reason), ""
-        return 0, ({"systemMessage": notice} if notice else None), ""
-
-    def on_error(reason: str) -> HookAnswer:
-        return 2, None, f"{reason} ({_HOST} pre-tool-use; verigate fails closed: the tool call is refused)"
-
-    return _guarded(handle, on_error, data)
+    return _guarded(*pre_tool_use_handlers(_HOST), data)
 
 
 def user_prompt_submit(data: dict[str, Any]) -> HookAnswer:
     """``verigate hook claude-code user-prompt-submit`` on ``data``."""
-    state: dict[str, str] = {}
-
-    def handle(hook_input: dict[str, Any]) -> HookAnswer:
-        from ..selfgate._enforce import decide_prompt, settings_for
-
-        settings = settings_for(hook_input, _HOST)
-        state["mode"] = settings.mode
-        outcome = decide_prompt(hook_input, settings)
-        notice = "\n".join(part for part in (settings.notice, outcome.notice) if part)
-        if not outcome.context and not notice:
-            return 0, None, ""
-        if not outcome.context:
-            return 0, {"systemMessage": notice}, ""
-        return 0, _output("UserPromptSubmit", notice, additionalContext=outcome.context), ""
-
-    def on_error(reason: str) -> HookAnswer:
-        if state.get("mode") == "audit":
-            return 0, {"systemMessage": f"verigate (audit): the self-gate check failed: {reason}"}, ""
-        return 0, {"decision": "block", "reason": f"{reason} ({_HOST} user-prompt-submit; verigate fails closed)"}, ""
-
-    return _guarded(handle, on_error, data)
+    return _guarded(*user_prompt_submit_handlers(_HOST), data)
 
 
 def host_json(event: ClaudeEvent, answer: HookAnswer) -> dict[str, Any]:
