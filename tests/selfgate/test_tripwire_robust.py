@@ -20,6 +20,15 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
                     max_leaves=20)
 
 
+def test_a_nul_byte_in_a_folder_is_refused(project: Project) -> None:
+    # found by the property below: os.path.realpath raised ValueError on "cd \x00" (the hook failed closed, but
+    # with an internal error instead of an answer)
+    for command in ("cd \x00", "cd a\x00b && ls", "echo x > \x00"):
+        answer = project.check("Bash", {"command": command})
+        assert answer is None or isinstance(answer, str)
+    assert "cannot be checked" in (project.check("Bash", {"command": "cd \x00"}) or "")
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(SHELL, min_size=1, max_size=6).map("".join))
 def test_any_command_gets_an_answer(project: Project, command: str) -> None:

@@ -201,6 +201,8 @@ def _shell_violation(command: str, paths: Paths, protected: Protected, cwd: str,
         return check.check(command), check.words
     except (TooComplex, RecursionError) as exc:
         return f"the command is too complex to check ({exc})", check.words
+    except ValueError as exc:  # a NUL byte in a path (os.path refuses it; no file and no bash word has one)
+        return f"the command cannot be checked ({exc})", check.words
     finally:
         if collecting:
             gc.enable()
