@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ._errors import GateHeldError, ReviewPendingError, UnverifiedError
 from ._models import Candidate, FinalizeResult, PolicyAction, Termination
+from .gate._containment import cancelled_from_outside, describe
 
 if TYPE_CHECKING:
     from .gate import Gate
@@ -70,19 +71,11 @@ def caller_stops(exc: BaseException) -> bool:
     other, contained)."""
     if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
         return True
-    if isinstance(exc, asyncio.CancelledError):
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:  # no running loop: nothing of ours is being cancelled
-            return False
-        return task is not None and task.cancelling() > 0
-    return False
+    return isinstance(exc, asyncio.CancelledError) and cancelled_from_outside()
 
 
-def describe_error(exc: BaseException) -> str:
-    """``Type: first line`` of an exception: no traceback or payload goes into a review's reason."""
-    text = str(exc).splitlines()[0][:300] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} raised"
+#: ``Type: first line`` of an exception: no traceback or payload goes into a review's reason
+describe_error = describe
 
 
 def held_result(candidate: Candidate, *, policy_action: PolicyAction, review_id: str | None = None,

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["cancelled_from_outside", "contain", "deferring_interrupts"]
+__all__ = ["cancelled_from_outside", "contain", "deferring_interrupts", "describe"]
 
 _INTERRUPTS: ContextVar[list[BaseException] | None] = ContextVar("verigate_deferred_interrupts", default=None)
 
@@ -45,6 +45,11 @@ def contain(exc: BaseException) -> str:
         if deferred is None:  # outside a finalize nothing can be stored first: propagate at once
             raise exc
         deferred.append(exc)
+    return describe(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: first line`` of an exception (at most 300 characters): no traceback or payload goes into a record."""
     text = str(exc).splitlines()[0][:300] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} raised"
 
