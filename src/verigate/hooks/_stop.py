@@ -13,8 +13,11 @@ This module keeps the flow of one invocation (``_Run``); its parts live beside i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -30,7 +33,7 @@ from ._stop_request import current_request, latest_turn
 from ._stop_state import StopState, load_state, save_state
 
 if TYPE_CHECKING:
-    from .._models import Candidate
+    from .._models import Candidate, FinalizeResult, StageContext
     from ..gate import Gate
 
 __all__ = [
@@ -55,6 +58,18 @@ class _Run:
     started: float = attrs.field(factory=lambda: hook_started() or time.monotonic())
     raw: dict[str, Any] | None = None
     stop: StopInput | None = None
+    #: a gate the caller supplies (an in-process runtime, ``hooks.inprocess``; it closes it); None: the project's
+    given: Gate | None = None
+    #: the gate's result, when the answer came from it (not from the loop guard, the time budget or an error)
+    result: FinalizeResult | None = None
+
+    @contextlib.contextmanager
+    def _gate(self, project_dir: Path, context: StageContext) -> Iterator[Gate]:
+        if self.given is not None:
+            yield self.given
+            return
+        with open_gate(project_dir, context) as gate:
+            yield gate
 
     def handle(self, data: dict[str, Any]) -> HookAnswer:
         import asyncio
@@ -64,15 +79,19 @@ class _Run:
         deadline, give_up = hook_deadlines(self.started)
         state = load_state(stop.project_dir, stop.session_key)
         turn = latest_turn(stop, result_wait_until(self.started, deadline))
-        # plug-ins learn the project from the context argument, never from the process environment
-        with open_gate(stop.project_dir, stage_context(stop)) as gate:
+        # plug-ins learn the project from the context argument, never from the process environment: the
+        # project's gate is opened with it, a given gate learns it per finalize
+        context = stage_context(stop)
+        with self._gate(stop.project_dir, context) as gate:
             request, state = current_request(stop, turn, gate, state)
             candidate = build_candidate(stop, turn, request)
-            result = asyncio.run(finalize_until(gate, candidate, deadline, give_up))
+            result = self.result = asyncio.run(finalize_until(gate, candidate, deadline, give_up,
+                                                              context if self.given is not None else None))
             if result is None:
                 reply = out_of_time(gate, candidate)
                 state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
             elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
+                self.result = None
                 reply = self._loop_guard(gate, candidate, state)
                 state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
             else:

@@ -8,9 +8,9 @@ written, and an exit code 2 (the CLI's "block, with stderr as the reason") is fo
 reads for that event, because a callback has no exit code.
 
 PreToolUse and UserPromptSubmit run ``_selfgate_hooks``' own handlers (``pre_tool_use_handlers`` /
-``user_prompt_submit_handlers``, the ones ``run_hook`` runs on the process's stdin). The Stop run reuses
-``_stop._Run`` and only replaces how the gate is opened, so that a runtime's own :class:`~verigate.Gate` can be
-used, and keeps the finalize result for the caller.
+``user_prompt_submit_handlers``, the ones ``run_hook`` runs on the process's stdin). The Stop run is
+``_stop._Run`` itself, given the runtime's own :class:`~verigate.Gate` (``given``); it keeps the finalize result
+for the caller.
 
 These functions are synchronous and may block for the judge (``asyncio.run`` inside): call them from a worker
 thread when an event loop is running.
@@ -18,9 +18,7 @@ thread when an event loop is running.
 
 from __future__ import annotations
 
-import contextlib
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,17 +27,10 @@ import attrs
 from ._protocol import HookAnswer, Host, _reason
 from ._selfgate_hooks import pre_tool_use_handlers, user_prompt_submit_handlers
 from ._stop import _Run
-from ._stop_answers import answer as stop_answer
-from ._stop_answers import out_of_time
-from ._stop_deadline import RESULT_POLL_S, RESULT_WAIT_S, finalize_until, hook_deadlines, result_wait_until
-from ._stop_input import parse_stop_input
-from ._stop_project import open_gate, stage_context
-from ._stop_request import candidate as build_candidate
-from ._stop_request import current_request, latest_turn
-from ._stop_state import load_state, save_state
+from ._stop_deadline import RESULT_POLL_S, RESULT_WAIT_S
 
 if TYPE_CHECKING:
-    from .._models import FinalizeResult, StageContext
+    from .._models import FinalizeResult
     from ..gate import Gate
 
 __all__ = ["ClaudeEvent", "StopOutcome", "claude_code_answer", "host_json", "pre_tool_use", "stop",
@@ -60,54 +51,6 @@ class StopOutcome:
     result: FinalizeResult | None = None
     #: the pending review filed outside finalize (loop guard, time budget, repeated error), when there is one
     review_id: str | None = None
-
-
-class _GivenGateRun(_Run):
-    """``_Run`` with the gate supplied by the caller (None: the project's, opened per call as the CLI does)."""
-
-    def __init__(self, event: Literal["stop", "subagent-stop"], gate: Gate | None) -> None:
-        super().__init__(_HOST, event)
-        self.given = gate
-        self.result: FinalizeResult | None = None
-
-    @contextlib.contextmanager
-    def _gate(self, project_dir: Path, context: StageContext) -> Iterator[Gate]:
-        if self.given is not None:
-            yield self.given  # the caller's gate: the caller closes it
-            return
-        with open_gate(project_dir, context) as gate:
-            yield gate
-
-    def handle(self, data: dict[str, Any]) -> HookAnswer:
-        # the flow of _Run.handle; kept in step with it (see the module docstring)
-        import asyncio
-
-        self.raw = data
-        stop = self.stop = parse_stop_input(data, self.host, self.event)
-        deadline, give_up = hook_deadlines(self.started)
-        state = load_state(stop.project_dir, stop.session_key)
-        turn = latest_turn(stop, result_wait_until(self.started, deadline))
-        context = stage_context(stop)
-        with self._gate(stop.project_dir, context) as gate:
-            request, state = current_request(stop, turn, gate, state)
-            candidate = build_candidate(stop, turn, request)
-            # the caller's gate learns the project per finalize; the project's gate was opened with it
-            result = asyncio.run(finalize_until(gate, candidate, deadline, give_up,
-                                                context if self.given is not None else None))
-            self.result = result
-            if result is None:
-                reply = out_of_time(gate, candidate)
-                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
-            elif result.outcome == "revise" and state.blocks_in_row >= gate.config.budget.revise:
-                self.result = None
-                reply = self._loop_guard(gate, candidate, state)
-                state = attrs.evolve(state, blocks_in_row=0, errors_in_row=0)
-            else:
-                reply = stop_answer(result)
-                blocks = state.blocks_in_row + 1 if result.outcome == "revise" else 0
-                state = attrs.evolve(state, blocks_in_row=blocks, errors_in_row=0)
-        save_state(stop.project_dir, stop.session_key, state)
-        return reply
 
 
 def _guarded(handler: Any, on_error: Any, data: dict[str, Any]) -> HookAnswer:
@@ -157,7 +100,7 @@ def _has_lines(path: Path) -> bool:
 def stop(data: dict[str, Any], *, event: Literal["stop", "subagent-stop"] = "stop",
          gate: Gate | None = None) -> StopOutcome:
     """``verigate hook claude-code stop`` (or ``subagent-stop``) on ``data``; ``gate`` None: the project's gate."""
-    run = _GivenGateRun(event, gate)
+    run = _Run(_HOST, event, given=gate)
     _await_transcript(data, event, run.started)
     answer = _guarded(run.handle, run.on_error, data)
     key = run.stop.session_key if run.stop is not None else ""
