@@ -68,6 +68,8 @@ def fingerprint() -> tuple[str, bool] | None:
     parts: list[str] = []
     for entry in sys.path:
         folder = entry or "."
+        if folder.lower().endswith(".egg"):  # an egg's metadata is in its EGG-INFO: not covered, discover
+            return None
         try:
             stat = os.stat(folder)
         except OSError:
@@ -77,9 +79,14 @@ def fingerprint() -> tuple[str, bool] | None:
         parts.append(f"{entry}\0{os.path.abspath(folder)}\0{stat.st_mtime_ns}")
         try:
             with os.scandir(folder) as listing:
-                names = sorted(item.name for item in listing if item.name.endswith(_METADATA_SUFFIXES))
+                lowered = {item.name: item.name.lower() for item in listing}
+            # importlib.metadata matches these suffixes in any case
+            names = sorted(name for name, low in lowered.items() if low.endswith(_METADATA_SUFFIXES))
+            eggs = any(low.endswith(".egg") for low in lowered.values())
         except OSError:  # a zip file or an unreadable folder: its own time stands for its content
             continue
+        if eggs:  # metadata inside an .egg folder is not covered: discover
+            return None
         for name in names:
             try:
                 points = os.stat(os.path.join(folder, name, "entry_points.txt"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +107,19 @@ def test_the_file_can_be_turned_off(site: Path, _private_state_home: Path, monke
     monkeypatch.setenv(CACHE_ENV, "0")
     assert discover(GROUP) == _fresh()
     assert _files(_private_state_home) == []
+
+
+def test_metadata_folders_match_in_any_case_and_eggs_are_not_trusted(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # importlib.metadata finds Foo-1.0.DIST-INFO as it finds foo-1.0.dist-info: an edit there changes the print
+    info = tmp_path / "Foo-1.0.DIST-INFO"
+    info.mkdir()
+    points = info / "entry_points.txt"
+    points.write_text("[verigate]\nfoo = mod_a:x\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    before = _plugin_cache.fingerprint()
+    points.write_text("[verigate]\nfoo = mod_b:xy\n", encoding="utf-8")
+    after = _plugin_cache.fingerprint()
+    assert before is not None and after is not None and before[0] != after[0]
+    (tmp_path / "Bar-1.0-py3.11.egg").mkdir()  # an egg keeps its metadata in EGG-INFO: never cached
+    assert _plugin_cache.fingerprint() is None

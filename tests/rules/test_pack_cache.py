@@ -118,3 +118,11 @@ def test_an_unwritable_cache_only_means_parsing(tmp_path: Path, monkeypatch: pyt
     path = tmp_path / "pack.yaml"
     path.write_text(PACK, encoding="utf-8")
     _same(load_pack(path), load_pack_text(PACK, str(path)))
+
+
+def test_the_key_names_the_running_version() -> None:
+    # it named the distribution "verigate" (the installed one is verigate-agents), so every key said "unknown"
+    import verigate
+    from verigate.rules import _cache
+
+    assert _cache._version() == verigate.__version__

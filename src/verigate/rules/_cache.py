@@ -49,12 +49,10 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> str:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    """The running verigate's version (the one source, ``verigate.__version__``): an upgrade parses anew."""
+    from .. import __version__
 
-        return version("verigate")
-    except Exception:  # a source checkout without metadata: the format number alone keys it
-        return "unknown"
+    return __version__
 
 
 def entry_key(text: str, source: str) -> str:
