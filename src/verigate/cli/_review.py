@@ -1,4 +1,5 @@
-"""``verigate review``: list, show, approve (releases the held answer) and reject pending reviews."""
+"""``verigate review``: list, show, approve (releases the held answer) and reject pending reviews; export the
+decisions as labelled judge cases (``_review_export``)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
         resolve.add_argument("--store", metavar="PATH", help=store_help)
         resolve.add_argument("--yes", action="store_true",
                              help="decide without the interactive confirmation (for an operator's own script)")
+    from ._review_export import add_parser as add_export
+
+    add_export(commands, store_help)
     return parser
 
 
@@ -152,6 +156,10 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "export":  # read-only: no expiry, no confirmation
+        from ._review_export import run
+
+        return run(args)
     if args.command in ("approve", "reject") and not _confirmed(args):
         return 2
     store = open_cli_store(args.store, expire=True)

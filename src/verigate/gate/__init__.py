@@ -12,6 +12,7 @@ from ._engine import (
     public_verification_skipped,
     skipping_public_verification,
 )
+from ._judge_eval import evaluate_judge
 from ._loop import AgentStep, AgentTurn, LoopResult, StepResult, run_gated, run_gated_async
 from ._policy import Decision, PolicyInput, combine_verdict, decide, feedback_instruction, unite_strengthen
 from ._stages import STRUCTURAL_CHECK_ERROR
@@ -33,6 +34,7 @@ __all__ = [
     "check_candidate",
     "combine_verdict",
     "decide",
+    "evaluate_judge",
     "feedback_instruction",
     "finalize_and_return",
     "finalize_and_return_async",

@@ -1,8 +1,23 @@
-"""Judges: the engine and model-client interfaces, ``llm_judge``, ``jev`` and the ``callable`` client."""
+"""Judges: the engine and model-client interfaces, ``llm_judge``, ``jev`` and the ``callable`` client; labelled
+judge cases and the agreement figures of ``verigate judge eval`` and ``calibrate`` (the runner that drives the
+gate's judge over cases is :func:`verigate.gate.evaluate_judge`)."""
 
 from __future__ import annotations
 
 from .._face import present as _present
+from ._agreement import (
+    KAPPA_Z,
+    Agreement,
+    CaseConsistency,
+    JudgeQuality,
+    Judgment,
+    Thresholds,
+    agreement,
+    consistency,
+    failed_thresholds,
+    percentile,
+    quality_json,
+)
 from ._base import (
     MAX_JUDGE_TIMEOUT_S,
     ChatRequest,
@@ -16,6 +31,18 @@ from ._base import (
     ModelClientFactory,
 )
 from ._callable import CallableClient
+from ._cases import (
+    CASE_SCHEMA,
+    LABELS,
+    MAX_CASE_LINE_CHARS,
+    MAX_CASES,
+    MAX_CASES_FILE_BYTES,
+    JudgeCase,
+    case_record,
+    check_case_record,
+    parse_judge_cases,
+    read_judge_cases,
+)
 from ._clients import (
     DEFAULT_MAX_REPLY_BYTES,
     api_key_from_env,
@@ -35,31 +62,51 @@ from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
 from ._llm import LLMJudge
 from ._prompt import build_chat_request, neutralise, wire_schema
 from ._trust import check_trust
+from ._usage import JudgeUsage, collecting_usage, report_usage
 from ._verdict import VERDICT_SCHEMA, parse_verdict, verdict_object_from_text
 
 __all__ = [
+    "CASE_SCHEMA",
     "DEFAULT_JEV_MODEL",
     "DEFAULT_MAX_REPLY_BYTES",
+    "KAPPA_Z",
+    "LABELS",
+    "MAX_CASES",
+    "MAX_CASES_FILE_BYTES",
+    "MAX_CASE_LINE_CHARS",
     "MAX_JUDGE_TIMEOUT_S",
     "VERDICT_OPTIONS",
     "VERDICT_SCHEMA",
+    "Agreement",
     "CallableClient",
+    "CaseConsistency",
     "ChatRequest",
     "DecisionClient",
     "JevJudge",
     "JudgeCaps",
+    "JudgeCase",
     "JudgeConfig",
     "JudgeEngine",
     "JudgeEngineFactory",
+    "JudgeQuality",
     "JudgeRequest",
+    "JudgeUsage",
+    "Judgment",
     "LLMJudge",
     "ModelClient",
     "ModelClientFactory",
+    "Thresholds",
+    "agreement",
     "api_key_from_env",
     "bounded_timeout",
     "build_chat_request",
+    "case_record",
+    "check_case_record",
     "check_trust",
+    "collecting_usage",
+    "consistency",
     "describe",
+    "failed_thresholds",
     "http_status_error",
     "in_daemon_thread",
     "is_loopback_url",
@@ -67,9 +114,14 @@ __all__ = [
     "mapped_sdk_errors",
     "neutralise",
     "option",
+    "parse_judge_cases",
     "parse_verdict",
+    "percentile",
+    "quality_json",
     "read_capped",
+    "read_judge_cases",
     "reply_json",
+    "report_usage",
     "require_model",
     "tls_context",
     "verdict_object_from_text",

@@ -21,6 +21,7 @@ from verigate.judge import (
     option,
     read_capped,
     reply_json,
+    report_usage,
     require_model,
     tls_context,
 )
@@ -124,12 +125,22 @@ class OpenAIClient:
                         body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
         finally:
             await client.close()
-        return _message_content(body)
+        data = reply_json(body)
+        _report_usage(data)
+        return _message_content(data)
 
 
-def _message_content(body: bytes) -> str:
-    """The assistant text of a chat.completion body; anything else is ``invalid_judge_response``."""
-    data = reply_json(body)
+def _report_usage(data: Any) -> None:
+    """The reply's ``usage`` (tokens; ``cost`` when a gateway such as OpenRouter adds it) for whoever collects it
+    (``verigate judge eval``); a reply without one reports nothing."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if isinstance(usage, dict):
+        report_usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                     cost_usd=usage.get("cost"))
+
+
+def _message_content(data: Any) -> str:
+    """The assistant text of a chat.completion body (read as JSON); anything else is ``invalid_judge_response``."""
     try:
         message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError) as exc:
