@@ -4,7 +4,8 @@ prompt carries).
 
 Tokens: ``JUDGE:pass:<key>``, ``JUDGE:fail:<key>``, ``JUDGE:http500:<key>`` (an HTTP 500), ``JUDGE:slow:<key>``
 (answers after the judge timeout), ``JUDGE:garbage:<key>`` (a reply that is no verdict), ``JUDGE:flip:<key>``
-(pass, then fail, then pass … per key: an inconsistent judge)."""
+(pass, then fail, then pass … per key: an inconsistent judge), ``JUDGE:costly:<key>`` (a pass whose usage carries a
+gateway's ``cost`` of 0.25 USD and 1000 + 50 tokens)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 from judge_servers import JudgeServer, RecordedRequest, Reply, openai_completion, verdict_json
 
 ROOT = Path(__file__).resolve().parents[3]
-TOKEN = re.compile(r"JUDGE:(pass|fail|http500|slow|garbage|flip):([A-Za-z0-9_-]+)")
+TOKEN = re.compile(r"JUDGE:(pass|fail|http500|slow|garbage|flip|costly):([A-Za-z0-9_-]+)")
 #: the judge timeout the test configurations set; a slow reply waits well past it
 JUDGE_TIMEOUT_S = 2.0
 SLOW_DELAY_S = 30.0
@@ -48,7 +49,10 @@ class CaseServer(JudgeServer):
             return Reply(500, b'{"error": {"message": "scripted failure", "type": "server_error"}}')
         if action == "garbage":
             return Reply(200, json.dumps(openai_completion("I think it is fine.")).encode())
-        body = json.dumps(openai_completion(verdict_json(passed=action != "fail"))).encode()
+        completion = openai_completion(verdict_json(passed=action != "fail"))
+        if action == "costly":
+            completion["usage"] = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050, "cost": 0.25}
+        body = json.dumps(completion).encode()
         return Reply(200, body, delay_s=SLOW_DELAY_S if action == "slow" else 0.0)
 
 

@@ -204,3 +204,14 @@ def test_a_missing_case_file_exits_2(tmp_path: Path, config_file: Path, run_cli)
 def test_the_reader_round_trips_what_the_tests_write(tmp_path: Path) -> None:
     cases = read_judge_cases(write_cases(tmp_path / "cases.jsonl", _mixed()))
     assert [item.name for item in cases][:2] == ["tp0", "tp1"] and cases[0].label == "complete"
+
+
+def test_cost_is_summed_when_the_api_reports_it(tmp_path: Path, config_file: Path, run_cli) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", [case("complete", "JUDGE:costly:a"),
+                                                   case("complete", "JUDGE:costly:b"),
+                                                   case("incomplete", "JUDGE:fail:c")])
+    done = run_cli("judge", "eval", str(cases), "--config", str(config_file), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    # two replies at 1000 + 50 tokens and 0.25 USD, one at 10 + 10 tokens without a cost
+    assert json.loads(done.stdout)["usage"] == {"reported_calls": 3, "calls": 3, "input_tokens": 2010,
+                                                "output_tokens": 110, "cost_usd": 0.5}
