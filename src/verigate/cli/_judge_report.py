@@ -34,6 +34,10 @@ def _printable(text: str) -> str:
                    for c in text)
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _ratio_text(value: float | None, numerator: int, denominator: int) -> str:
     return f"{_num(value)} ({numerator}/{denominator})"
 
@@ -75,13 +79,14 @@ def render_text(report: JudgeQuality, thresholds: Thresholds | None = None) -> s
     figures = report.agreement
     cases = report.cases
     if report.kind == "eval":
-        head = (f"verigate judge eval: {len(cases)} cases x {report.repeat} repeat{'s' if report.repeat > 1 else ''}"
-                f" = {figures.judgments} judgments ({figures.verdicts} verdicts, {figures.errors} verification "
-                "errors)")
+        head = (f"verigate judge eval: {_count(len(cases), 'case')} x {_count(report.repeat, 'repeat')} = "
+                f"{_count(figures.judgments, 'judgment')} ({_count(figures.verdicts, 'verdict')}, "
+                f"{_count(figures.errors, 'verification error')})")
     else:
         excluded = ", ".join(f"{count} {status}" for status, count in report.excluded.items())
-        head = (f"verigate judge calibrate: {figures.judgments} resolved reviews ({figures.verdicts} with a verdict, "
-                f"{figures.errors} without one or with a verification error); left out: {excluded or 'none'}")
+        head = (f"verigate judge calibrate: {_count(figures.judgments, 'resolved review')} ({figures.verdicts} with "
+                f"a verdict, {figures.errors} without one or with a verification error); left out: "
+                f"{excluded or 'none'}")
     lines = [head]
     if report.caveat:
         lines.append(f"caveat: {report.caveat}")

@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from .._errors import InputError
 
-__all__ = ["add_parser", "main", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], store_help: str) -> None:
@@ -47,9 +46,3 @@ def run(args: argparse.Namespace) -> int:
           + (f"; {skipped} past a case bound" if skipped else ""), file=sys.stderr)
     return 0
 
-
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="verigate review export", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    add_parser(commands, "store file or sqlite:/// URL")
-    return run(parser.parse_args(["export", *argv]))
