@@ -18,7 +18,8 @@ from judge_eval_helpers import ROOT, CaseServer, judge_config
 @pytest.fixture
 def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     key = f"test-{secrets.token_hex(8)}"
-    monkeypatch.setenv("OPENAI_API_KEY", key)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TYPESAFE_API_KEY"):
+        monkeypatch.setenv(name, key)
     return key
 
 
@@ -37,8 +38,9 @@ def config_file(tmp_path: Path, case_server: CaseServer) -> Path:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    # the checkout's code (and its openai plug-in, which reports usage) wins over whatever is installed
-    paths = [str(ROOT / "src"), str(ROOT / "plugins" / "verigate-openai" / "src")]
+    # the checkout's code and its client plug-ins (which report usage) win over whatever is installed
+    paths = [str(ROOT / "src"), *(str(ROOT / "plugins" / f"verigate-{name}" / "src")
+                                  for name in ("openai", "anthropic", "jev"))]
     env["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [env.get("PYTHONPATH")])])
     return env
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_eval_helpers import JUDGE_TIMEOUT_S, CaseServer, case, write_cases
+from judge_eval_helpers import JUDGE_TIMEOUT_S, CaseServer, case, judge_config, write_cases
 from verigate.judge import read_judge_cases
 
 Z95 = 1.959963984540054
@@ -215,3 +215,23 @@ def test_cost_is_summed_when_the_api_reports_it(tmp_path: Path, config_file: Pat
     # two replies at 1000 + 50 tokens and 0.25 USD, one at 10 + 10 tokens without a cost
     assert json.loads(done.stdout)["usage"] == {"reported_calls": 3, "calls": 3, "input_tokens": 2010,
                                                 "output_tokens": 110, "cost_usd": 0.5}
+
+
+@pytest.mark.parametrize(("protocol", "tokens"), [("anthropic", (10, 10)), ("jev", (100, 0))])
+def test_the_other_shipped_clients_through_the_gate(tmp_path: Path, api_key: str, run_cli, protocol: str,
+                                                    tokens: tuple[int, int]) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", [
+        case("complete", "JUDGE:pass:a"), case("incomplete", "JUDGE:fail:b"), case("complete", "JUDGE:fail:c"),
+        case("complete", "JUDGE:http500:d"), case("incomplete", "JUDGE:garbage:e"),
+    ])
+    with CaseServer(protocol, required_key=api_key) as server:  # type: ignore[arg-type]
+        config = tmp_path / "verigate.yaml"
+        config.write_text(json.dumps({"judge": judge_config(server)}), encoding="utf-8")
+        done = run_cli("judge", "eval", str(cases), "--config", str(config), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["confusion"] == {"tp": 1, "fn": 1, "tn": 1, "fp": 0} and report["errors"] == 2
+    assert report["errors_by_reason"]["judge_http_500"] == 1
+    # four replies carried usage (the garbage one too: tokens were spent on it)
+    assert report["usage"] == {"reported_calls": 4, "calls": 5, "input_tokens": 4 * tokens[0],
+                               "output_tokens": 4 * tokens[1], "cost_usd": None}

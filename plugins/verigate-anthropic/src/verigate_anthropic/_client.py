@@ -27,6 +27,7 @@ from verigate.judge import (
     option,
     read_capped,
     reply_json,
+    report_usage,
     require_model,
     tls_context,
 )
@@ -136,6 +137,9 @@ class AnthropicClient:
 def _content_blocks(body: bytes) -> list[Any]:
     """The content blocks of a Messages API reply (read strictly); anything else is ``invalid_judge_response``."""
     data = reply_json(body)
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if isinstance(usage, dict):  # for whoever collects it (``verigate judge eval``)
+        report_usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
     blocks = data.get("content") if isinstance(data, dict) else None
     if not isinstance(blocks, list):
         raise JudgeError("invalid_judge_response", "the reply is not a Messages API message")

@@ -22,6 +22,7 @@ from verigate.judge import (
     is_loopback_url,
     option,
     reply_json,
+    report_usage,
     tls_context,
 )
 
@@ -99,4 +100,7 @@ class JevClient:
         data = reply_json(reply, reason="invalid_jev_response")
         if not isinstance(data, dict):
             raise JudgeError("invalid_jev_response", "the reply is not a JSON object")
+        usage = data.get("usage")
+        if isinstance(usage, dict):  # for whoever collects it (``verigate judge eval``)
+            report_usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
         return data
