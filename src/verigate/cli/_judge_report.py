@@ -183,6 +183,13 @@ def render_html(report: JudgeQuality, thresholds: Thresholds | None = None) -> s
         parts.append("</table>")
     else:
         parts.append("<p>None.</p>")
+    errored = [item for item in report.judgments if item.outcome == "error"]
+    if errored:
+        parts.append(f"<h2>Verification errors ({len(errored)}; never agreement)</h2><table><tr><th>case</th>"
+                     "<th>label</th><th>reason</th></tr>")
+        parts += [f"<tr>{_cell(item.case)}{_cell(item.label)}{_cell(item.error or 'unknown', 'miss')}</tr>"
+                  for item in errored]
+        parts.append("</table>")
     parts.append("</main></body></html>\n")
     return "".join(parts)
 

@@ -156,6 +156,7 @@ def test_html_is_escaped_and_redacted(tmp_path: Path, config_file: Path, case_se
         case("complete", "JUDGE:fail:x", id="<b>x</b>", request=f"Deploy with token {secret} <script>alert(1)</script>",
              text=f"Deployed. <script>alert(2)</script> {secret}", note=f"<img src=x onerror=alert(3)> {secret}"),
         case("incomplete", "JUDGE:fail:y", id="y"),
+        case("incomplete", "JUDGE:http500:z", id="<i>z</i>"),
     ])
     output = tmp_path / "report.html"
     done = run_cli("judge", "eval", str(cases), "--config", str(config_file), "--format", "html",
@@ -166,6 +167,8 @@ def test_html_is_escaped_and_redacted(tmp_path: Path, config_file: Path, case_se
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
     assert secret not in page and "[REDACTED:github-classic-token" in page
     assert "TP 0" in page and "FN 1" in page and "TN 1" in page
+    assert "Verification errors (1; never agreement)" in page and "&lt;i&gt;z&lt;/i&gt;" in page
+    assert "judge_http_500" in page
     assert "http://" not in page.replace(case_server.base_url, "")  # nothing fetched: no external reference
     # the judge got the redacted text too
     assert all(secret not in request.text for request in case_server.requests)
