@@ -42,27 +42,28 @@ def _ratio_text(value: float | None, numerator: int, denominator: int) -> str:
     return f"{_num(value)} ({numerator}/{denominator})"
 
 
-def _figure_lines(report: JudgeQuality, figures: Agreement) -> list[str]:
+def _figures(report: JudgeQuality, figures: Agreement) -> list[tuple[str, str]]:
+    """(name, value) of every figure, each value with its numerator and denominator."""
     interval, correct = figures.kappa_ci, figures.tp + figures.tn
     ci = f"95% CI {interval[0]:.4f}..{interval[1]:.4f}" if interval is not None else "95% CI n/a"
-    lines = [
-        f"TPR (complete judged complete)     {_ratio_text(figures.tpr, figures.tp, figures.tp + figures.fn)}",
-        f"TNR (incomplete judged incomplete) {_ratio_text(figures.tnr, figures.tn, figures.tn + figures.fp)}",
-        f"accuracy                           {_ratio_text(figures.accuracy, correct, figures.verdicts)}",
-        f"Cohen's kappa                      {_num(figures.kappa)} ({ci}; Cohen 1960 large-sample SE)",
-        f"verification errors                {_ratio_text(figures.error_rate, figures.errors, figures.judgments)}"
-        + ("".join(f"; {reason} {count}" for reason, count in report.errors_by_reason.items())),
+    errors = "".join(f"; {reason} {count}" for reason, count in report.errors_by_reason.items())
+    rows = [
+        ("TPR (complete judged complete)", _ratio_text(figures.tpr, figures.tp, figures.tp + figures.fn)),
+        ("TNR (incomplete judged incomplete)", _ratio_text(figures.tnr, figures.tn, figures.tn + figures.fp)),
+        ("accuracy", _ratio_text(figures.accuracy, correct, figures.verdicts)),
+        ("Cohen's kappa", f"{_num(figures.kappa)} ({ci}; Cohen 1960 large-sample SE)"),
+        ("verification errors", _ratio_text(figures.error_rate, figures.errors, figures.judgments) + errors),
     ]
     if report.kind == "eval":
         cases = report.cases
         consistent = sum(case.consistent for case in cases)
-        lines.append(f"consistency across repeats         {_num(report.consistency)}"
-                     + (f" ({consistent}/{len(cases)} cases)" if report.repeat > 1 else " (one run: --repeat N)"))
+        rows.append(("consistency across repeats", _num(report.consistency)
+                     + (f" ({consistent}/{len(cases)} cases)" if report.repeat > 1 else " (one run: --repeat N)")))
         latency = report.latency()
-        lines.append(f"latency                            p50 {_seconds(latency['p50'])}, p90 "
-                     f"{_seconds(latency['p90'])}, p99 {_seconds(latency['p99'])}")
-        lines.append(f"usage                              {_usage_text(report)}")
-    return lines
+        rows.append(("latency", f"p50 {_seconds(latency['p50'])}, p90 {_seconds(latency['p90'])}, "
+                                f"p99 {_seconds(latency['p99'])}"))
+        rows.append(("usage", _usage_text(report)))
+    return rows
 
 
 def _usage_text(report: JudgeQuality) -> str:
@@ -96,7 +97,7 @@ def render_text(report: JudgeQuality, thresholds: Thresholds | None = None) -> s
         f"complete          TP {figures.tp:<7} FN {figures.fn}",
         f"incomplete        FP {figures.fp:<7} TN {figures.tn}",
         "",
-        *_figure_lines(report, figures),
+        *(f"{name:<35}{value}" for name, value in _figures(report, figures)),
     ]
     inconsistent = [case for case in cases if not case.consistent] if report.repeat > 1 else []
     if inconsistent:
@@ -160,9 +161,8 @@ def render_html(report: JudgeQuality, thresholds: Thresholds | None = None) -> s
     parts.append(f"<tr><th>incomplete</th>{_cell(f'FP {figures.fp}', 'miss')}{_cell(f'TN {figures.tn}', 'agree')}"
                  f"{_cell(errors['incomplete'])}</tr></table>")
     parts.append("<h2>Figures</h2><table>")
-    for line in _figure_lines(report, figures):
-        name, _, value = line.partition("  ")
-        parts.append(f"<tr><th>{escape(name.strip())}</th>{_cell(value.strip())}</tr>")
+    for name, value in _figures(report, figures):
+        parts.append(f"<tr><th>{escape(name)}</th>{_cell(value)}</tr>")
     parts.append("</table>")
     if report.repeat > 1:
         parts.append("<h2>Per case across repeats</h2><table><tr><th>case</th><th>label</th><th>judged</th>"

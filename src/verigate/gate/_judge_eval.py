@@ -19,7 +19,7 @@ from ..judge._usage import JudgeUsage, collecting_usage
 from ..redact._base import RedactionResult
 from ._containment import contain
 from ._engine import Gate
-from ._judging import call_judge
+from ._judging import _prepare, call_judge
 from ._redaction import WITHHELD, MemoEgress, Redacted, redact
 
 __all__ = ["MAX_CONCURRENCY", "MAX_REPEAT", "evaluate_judge"]
@@ -80,6 +80,10 @@ async def evaluate_judge(gate: Gate, cases: Sequence[JudgeCase], *, repeat: int 
                         error=verdict.error, latency_s=latency, usage=_merged(reported),
                         request=view.candidate.request, final_text=view.candidate.final_text, note=notes[index])
 
+    if gate.judge is not None and gate.config.judge is not None:
+        # the client's one-time preparation (an SDK imported at first use: seconds) before the first timed call, as
+        # the gate does before its judge timeout starts; a failure here fails each call again, as an error
+        await _prepare(gate.judge, gate.config.judge.engine, None)
     # a fixed pool of workers takes the judgments in order (round by round): never more tasks than calls in flight
     order = iter([(round_, index) for round_ in range(repeat) for index in range(len(cases))])
     results: dict[tuple[int, int], Judgment] = {}
