@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_eval_helpers import JUDGE_TIMEOUT_S, CaseServer, case, judge_config, write_cases
+from judge_eval_helpers import CaseServer, case, judge_config, write_cases
 from verigate.judge import read_judge_cases
 
 Z95 = 1.959963984540054
@@ -66,7 +66,7 @@ def test_every_figure_matches_a_hand_computation(tmp_path: Path, config_file: Pa
     for q in (50, 90, 99):
         assert report["latency_s"][f"p{q}"] == pytest.approx(_nearest_rank(latencies, q))
     slow = next(item for item in report["per_case"] if item["case"] == "e2")
-    assert slow["errors"] == ["judge_timeout"] and slow["latency_s"][0] >= JUDGE_TIMEOUT_S * 0.9
+    assert slow["errors"] == ["judge_timeout"]
     assert sorted(item["case"] for item in report["disagreements"]) == ["fn0", "fp0", "fp1"]
     # the judge was asked once per case, each through the gate's prompt (its random delimiter tag)
     assert len(case_server.requests) == 13
@@ -199,9 +199,15 @@ def test_a_bad_case_file_exits_2_naming_the_line(tmp_path: Path, config_file: Pa
     assert done.stderr.count("\n") == 1 and message in done.stderr and done.stdout == ""
 
 
-def test_a_missing_case_file_exits_2(tmp_path: Path, config_file: Path, run_cli) -> None:
+def test_a_missing_case_file_or_an_unwritable_output_exits_2(tmp_path: Path, config_file: Path, run_cli) -> None:
     done = run_cli("judge", "eval", str(tmp_path / "absent.jsonl"), "--config", str(config_file))
     assert done.returncode == 2 and "cannot read the case file" in done.stderr
+    cases = write_cases(tmp_path / "cases.jsonl", [case("complete", "JUDGE:pass:a")])
+    unwritable = run_cli("judge", "eval", str(cases), "--config", str(config_file), "--output",
+                         str(tmp_path / "no-such-folder" / "report.txt"))
+    assert unwritable.returncode == 2 and "cannot write the report" in unwritable.stderr
+    usage = run_cli("judge", "eval", str(cases), "--repeat", "0")
+    assert usage.returncode == 2 and "outside 1..100" in usage.stderr
 
 
 def test_the_reader_round_trips_what_the_tests_write(tmp_path: Path) -> None:
