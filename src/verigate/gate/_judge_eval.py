@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .._models import Strengthen, Verdict
 from ..judge._agreement import JudgeQuality, Judgment, Outcome
+from ..judge._base import MAX_JUDGE_TIMEOUT_S
 from ..judge._cases import JudgeCase
 from ..judge._usage import JudgeUsage, collecting_usage
 from ..redact._base import RedactionResult
@@ -82,8 +83,9 @@ async def evaluate_judge(gate: Gate, cases: Sequence[JudgeCase], *, repeat: int 
 
     if gate.judge is not None and gate.config.judge is not None:
         # the client's one-time preparation (an SDK imported at first use: seconds) before the first timed call, as
-        # the gate does before its judge timeout starts; a failure here fails each call again, as an error
-        await _prepare(gate.judge, gate.config.judge.engine, None)
+        # the gate does before its judge timeout starts; a failure here fails each call again, as an error. Bounded:
+        # a preparation that hangs past the judge's longest timeout gives up here (each call then prepares itself)
+        await _prepare(gate.judge, gate.config.judge.engine, time.monotonic() + MAX_JUDGE_TIMEOUT_S)
     # a fixed pool of workers takes the judgments in order (round by round): never more tasks than calls in flight
     order = iter([(round_, index) for round_ in range(repeat) for index in range(len(cases))])
     results: dict[tuple[int, int], Judgment] = {}
