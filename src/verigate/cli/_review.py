@@ -31,8 +31,10 @@ def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
     from .._config import load_config
     from ..store import open_store
 
-    config = load_config().store
-    store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False)
+    loaded = load_config()
+    config = loaded.store
+    store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False,
+                       plugins=loaded.plugins)
     if expire and config.review_expiry_s is not None:
         try:
             expired = store.expire_reviews(config.review_expiry_s)
@@ -104,7 +106,8 @@ def _show(review: PendingReview) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verigate review", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    store_help = "store file or sqlite:/// URL (default: store.url of ./verigate.yaml, else .verigate/verigate.db)"
+    store_help = ("store file or URL (sqlite:///…, postgresql://… from a plug-in; default: store.url of "
+                  "./verigate.yaml, else .verigate/verigate.db)")
 
     listing = commands.add_parser("list", help="list reviews (pending by default)")
     listing.add_argument("--status", choices=_STATUSES, default="pending")
