@@ -1,4 +1,4 @@
-"""``verigate review``: list, show, approve (releases the held answer) and reject pending reviews."""
+"""``verigate review``: list, show, approve (releases the held answer), reject and watch pending reviews."""
 
 from __future__ import annotations
 
@@ -120,6 +120,9 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--store", metavar="PATH", help=store_help)
 
+    commands.add_parser("watch", add_help=False,
+                        help="print pending reviews as they arrive (verigate review watch --help)")
+
     show = commands.add_parser("show", help="show one review with its held answer")
     show.add_argument("review_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="machine-readable output")
@@ -154,6 +157,10 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "watch":  # its own module and options (see _review_watch)
+        from ._review_watch import main as watch
+
+        return watch(argv[1:])
     args = _parser().parse_args(argv)
     if args.command in ("approve", "reject") and not _confirmed(args):
         return 2
