@@ -18,14 +18,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evidence": ("_evidence", "produce or verify RunEvidence for a PlanGate-style task folder"),
     "selfgate": ("_selfgate", "self-set approval gates: scan, status, list, close (close is human-only)"),
     "hook": ("_hook", "host hook wrappers: claude-code|codex pre-tool-use|stop|user-prompt-submit …"),
-<<<<<<< HEAD
-    "review": ("_review", "pending reviews: list, show, approve, reject, export (labelled judge cases)"),
+    "review": ("_review", "pending reviews: list, show, approve, reject, watch, export (labelled judge cases)"),
+    "store": ("_store", "the store's schema: migrate (prints the schema version in force)"),
     "judge": ("_judge", "how good the judge is: eval over labelled cases, calibrate against review decisions "
               "(exit 3 below a threshold)"),
-=======
-    "review": ("_review", "pending reviews: list, show, approve, reject, watch"),
-    "store": ("_store", "the store's schema: migrate (prints the schema version in force)"),
->>>>>>> storecore
     "rules": ("_rules", "rule packs: lint, test"),
     "ledger": ("_ledger", "verify the hash-chained evidence ledger"),
     "config": ("_config_cmd", "configuration files: verify (flip verified: true, keeping every byte else)"),

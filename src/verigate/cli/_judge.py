@@ -14,7 +14,6 @@ from .._errors import InputError
 if TYPE_CHECKING:
     from ..judge._agreement import JudgeQuality, Thresholds
     from ..judge._calibrate import ReviewDecision
-    from ..store import Store
 
 __all__ = ["BELOW_THRESHOLD_EXIT", "main"]
 
@@ -111,13 +110,11 @@ def read_decisions(store_arg: str | None, config_path: Path | None, since_text: 
                    ) -> tuple[tuple[ReviewDecision, ...], dict[str, int]]:
     """The resolved review decisions of the store named by ``--store`` or the configuration (see
     ``verigate.judge._calibrate``); the store is never created, and nothing is written (no review is expired)."""
-    from .._config import load_config
     from ..judge._calibrate import parse_since, review_decisions
-    from ..store import open_store
+    from ._review import open_cli_store
 
     since = parse_since(since_text) if since_text is not None else None
-    config = load_config(config_path).store
-    store: Store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False)
+    store = open_cli_store(store_arg, expire=False, config_path=config_path)
     try:
         reviews = store.list_reviews(None)
     finally:

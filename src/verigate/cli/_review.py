@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..store import PendingReview, Store
 
 __all__ = ["main", "open_cli_store"]
@@ -23,8 +25,9 @@ LISTED_EXIT = 3
 _TEXT_WIDTH = 60
 
 
-def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
-    """The store named by ``--store``, else by ./verigate.yaml (or the default); never creates one.
+def open_cli_store(store_arg: str | None, *, expire: bool, config_path: Path | None = None) -> Store:
+    """The store named by ``--store``, else by the configuration (``config_path``, else ./verigate.yaml, else the
+    default); never creates one.
 
     With ``expire``, pending reviews older than ``store.review_expiry_s`` are expired first, so a listing
     never offers a review that is already too old to be approved.
@@ -32,7 +35,7 @@ def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
     from .._config import load_config
     from ..store import open_store
 
-    loaded = load_config()
+    loaded = load_config(config_path)
     config = loaded.store
     store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False,
                        plugins=loaded.plugins)
