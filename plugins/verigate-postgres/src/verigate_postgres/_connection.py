@@ -10,9 +10,10 @@ retried, since the commit may have happened.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -40,6 +41,9 @@ _RETRY_CODES = {
     "57P03",  # cannot_connect_now (starting up or shutting down)
 }
 _SECRET_PARAMETERS = {"password", "sslpassword"}
+_RECONNECT_TIMEOUT_S = 1.0
+#: how long one request for a pooled connection waits before asking again (each ask may start a connection)
+_ASK_EVERY_S = 0.5
 
 
 def redacted_url(url: str) -> str:
@@ -95,8 +99,10 @@ class Connector:
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             self._conninfo, kwargs=self._kwargs, min_size=min_size, max_size=max_size, open=False,
             configure=self._configure, check=ConnectionPool.check_connection, timeout=self.lock_timeout_s,
-            # a connection lost to a restart is replaced in the background, for as long as the server is away
-            reconnect_timeout=max(60.0, self.lock_timeout_s), num_workers=1, name="verigate-store")
+            # the pool's own reconnection backs off exponentially (1 s, 2 s, 4 s …): after a long outage its next
+            # try could come long after the server is back. Giving up after one retry instead lets the next
+            # request start a fresh attempt at once (``_pooled`` asks every half second)
+            reconnect_timeout=_RECONNECT_TIMEOUT_S, num_workers=1, name="verigate-store")
         self._opened = False
 
     # connections
@@ -137,6 +143,22 @@ class Connector:
             self._opened = False
             self._pool.close(timeout=max(1.0, min(self.lock_timeout_s, 5.0)))
 
+    @contextlib.contextmanager
+    def _pooled(self, deadline: float) -> Iterator[psycopg.Connection[Any]]:
+        """A healthy connection from the pool (its check replaces dead ones), waiting at most to ``deadline``."""
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                conn = self._pool.getconn(timeout=max(0.001, min(remaining, _ASK_EVERY_S)))
+                break
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+        try:
+            yield conn
+        finally:
+            self._pool.putconn(conn)
+
     # running work
 
     def run(self, doing: str, work: Work[T], *, transaction: bool = True) -> T:
@@ -150,7 +172,7 @@ class Connector:
             conn: psycopg.Connection[Any] | None = None
             committing = False
             try:
-                with self._pool.connection(timeout=max(0.001, deadline - time.monotonic())) as conn:
+                with self._pooled(deadline) as conn:
                     if not transaction:
                         return work(conn)
                     with conn.transaction():

@@ -116,11 +116,13 @@ class PostgresStore:
 
     def _version(self, conn: Conn) -> int | None:
         """The applied schema version, None for a database holding no verigate store; refuses a newer one."""
-        exists = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (VERSION_TABLE,)).fetchone()
-        if not (exists and exists[0]):
-            others = conn.execute("SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename LIKE 'verigate\\_%%' "
-                                  "AND schemaname = current_schema()").fetchone()
-            if others and others[0]:
+        # pg_tables, not to_regclass: a plain snapshot sees tables another migrator committed while this one
+        # waited for the migration lock (the catalog cache may not have caught up yet)
+        tables = {row[0] for row in conn.execute(
+            "SELECT tablename FROM pg_catalog.pg_tables WHERE tablename LIKE 'verigate\\_%%' "
+            "AND schemaname = current_schema()")}
+        if VERSION_TABLE not in tables:
+            if tables:
                 raise StoreError("the schema holds verigate_… tables but no verigate schema version: not a store "
                                  "this verigate made; it was left untouched", source=self.url)
             return None
@@ -142,10 +144,11 @@ class PostgresStore:
                                  "version integer NOT NULL)")
                     conn.execute(f"INSERT INTO {VERSION_TABLE} (one, version) VALUES (1, 0)")
                     version = 0
-                for statements in MIGRATIONS[version:]:
-                    for statement in statements:
-                        conn.execute(statement)
-                conn.execute(f"UPDATE {VERSION_TABLE} SET version = %s WHERE one = 1", (SCHEMA_VERSION,))
+                if version < SCHEMA_VERSION:  # a current schema is left alone: any role may "migrate" it
+                    for statements in MIGRATIONS[version:]:
+                        for statement in statements:
+                            conn.execute(statement)
+                    conn.execute(f"UPDATE {VERSION_TABLE} SET version = %s WHERE one = 1", (SCHEMA_VERSION,))
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"the store's schema needs migrating and this role may not create tables ({exc}); run "
                              "`verigate store migrate` with a role that may", source=self.url) from None

@@ -97,6 +97,29 @@ class TemporaryServer:
             raise RuntimeError(f"{Path(args[0]).name} failed ({done.returncode}): {done.stderr.strip()[-2000:]}\n{log}")
 
     def start(self) -> TemporaryServer:
+        """Create the cluster (the first time) and start the server; after :meth:`stop` it starts again on the
+        same port with the same data."""
+        if self._started:
+            return self
+        if not self.data.exists():
+            self._initdb()
+        for attempt in range(5):  # another process may take the free port before the server binds it
+            port = self.port or _free_port()
+            options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={self.socket_dir}"
+                       f" -c max_connections={self._max_connections} -c fsync={'on' if self._fsync else 'off'}")
+            try:
+                self._run(str(self.bindir / "pg_ctl"), "start", "-w", "-t", "120", "-D", str(self.data),
+                          "-l", str(self.log), "-o", options)
+            except RuntimeError:
+                if attempt == 4 or self.port:
+                    raise
+                continue
+            self.port = port
+            self._started = True
+            return self
+        raise AssertionError("unreachable")
+
+    def _initdb(self) -> None:
         self.socket_dir.mkdir()
         if self._as_root:
             import pwd
@@ -110,20 +133,6 @@ class TemporaryServer:
                 os.chown(path, user.pw_uid, user.pw_gid)
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", _SUPERUSER, "--auth=trust",
                   "--encoding=UTF8", "--locale=C.UTF-8" if _has_locale("C.UTF-8") else "--no-locale", "--no-sync")
-        for attempt in range(5):  # another process may take the free port before the server binds it
-            self.port = _free_port()
-            options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.socket_dir}"
-                       f" -c max_connections={self._max_connections} -c fsync={'on' if self._fsync else 'off'}")
-            try:
-                self._run(str(self.bindir / "pg_ctl"), "start", "-w", "-t", "120", "-D", str(self.data),
-                          "-l", str(self.log), "-o", options)
-            except RuntimeError:
-                if attempt == 4:
-                    raise
-                continue
-            self._started = True
-            return self
-        raise AssertionError("unreachable")
 
     def url(self, database: str = "postgres", *, options: str = "") -> str:
         """A URL of the server for the superuser (``options`` are appended as the URL's query)."""
