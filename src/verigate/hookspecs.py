@@ -8,9 +8,9 @@ Plug-ins implement hooks with ``@verigate.hookimpl`` and register through the en
 Two families:
 
 * **Registries** (``verigate_judge_engines``, ``verigate_model_clients``, ``verigate_rule_kinds``,
-  ``verigate_trace_rules``, ``verigate_redactors``): called once when a Gate (or grader, or rule engine) is
-  built; results are merged. A name registered twice is a :class:`~verigate.PluginError` — a plug-in never
-  silently replaces another's engine, client, kind or rule.
+  ``verigate_trace_rules``, ``verigate_redactors``, ``verigate_store_backends``): called once when a Gate (or
+  grader, rule engine, store) is built; results are merged. A name registered twice is a
+  :class:`~verigate.PluginError` — a plug-in never silently replaces another's engine, client, kind, rule or store.
 * **Decision stages** (``verigate_structural_check``, ``verigate_pre_verify``, ``verigate_post_verify``,
   ``verigate_stop``): the gate calls each implementation *itself*, one by one, in the documented order
   (priority ascending, then plug-in name, see :func:`verigate.priority`), each under the configured timeout,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from ._plugins import PluginManager
     from .redact._base import Redactor
+    from .store import StoreOpener
 
 PROJECT = "verigate"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -76,6 +77,18 @@ def verigate_rule_kinds() -> Mapping[str, Any]:
 @hookspec
 def verigate_trace_rules() -> Mapping[str, Any]:
     """Trace-grader rules by id (see :mod:`verigate.trace`). Merged; a duplicate id is an error."""
+
+
+@hookspec
+def verigate_store_backends() -> Mapping[str, StoreOpener]:
+    """Store backends by URL scheme: ``{"postgresql": opener, "postgres": opener}``.
+
+    ``verigate.store.open_store`` (and so ``store.url`` of ``verigate.yaml``, the gate and every CLI command)
+    consults it only for a scheme that is not SQLite's. An opener is called as ``opener(url, *,
+    lock_timeout_s=float, clock=Clock | None, create=bool)`` and returns a :class:`verigate.store.Store`; it maps
+    its driver's errors to :class:`~verigate.StoreError`. Merged; a scheme registered twice is an error.
+    ``verigate.testing.StoreConformance`` is the test suite a backend runs.
+    """
 
 
 @hookspec

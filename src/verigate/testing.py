@@ -1,4 +1,5 @@
-"""Helpers for users' own tests: a scripted model client and a scripted judge-engine plug-in (no mocks needed)."""
+"""Helpers for users' own tests: a scripted model client, a scripted judge-engine plug-in (no mocks needed), and
+the store conformance suite ``StoreConformance`` for store backends (loaded on first use: it needs pytest)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -14,7 +15,21 @@ from ._models import Verdict
 from .hookspecs import hookimpl
 from .judge._base import ChatRequest, JudgeConfig, JudgeRequest, ModelClient
 
-__all__ = ["Delay", "ScriptExhaustedError", "ScriptedJudge", "ScriptedModelClient", "verdict_reply"]
+if TYPE_CHECKING:
+    from ._conformance import StoreConformance
+
+__all__ = ["Delay", "ScriptExhaustedError", "ScriptedJudge", "ScriptedModelClient", "StoreConformance",
+           "verdict_reply"]
+
+
+def __getattr__(name: str) -> Any:
+    # pytest stays an optional import: only a test module that uses the suite loads it
+    if name == "StoreConformance":
+        from ._conformance import StoreConformance
+
+        StoreConformance.__module__ = __name__
+        return StoreConformance
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ScriptExhaustedError(AssertionError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import tempfile
@@ -28,30 +27,8 @@ def _attacker(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _assert_documented_chain(rows: list[LedgerRow]) -> None:
-    """Recompute every hash from the documented formula with nothing but json and hashlib."""
-    for previous, row in zip([None, *rows], rows, strict=False):
-        assert row.prev_hash == (previous.row_hash if previous else GENESIS_HASH)
-        body = json.dumps({"seq": row.seq, "kind": row.kind, "payload": row.payload, "created_at": row.created_at},
-                          sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        assert row.row_hash == hashlib.sha256((row.prev_hash + body).encode()).hexdigest()
-
-
 def _fill(store: SqliteStore, count: int) -> list[LedgerRow]:
     return [store.append_ledger("verification_policy", {"n": n, "action": "accept"}) for n in range(count)]
-
-
-def test_rows_chain_from_genesis_with_the_documented_hash(store: SqliteStore) -> None:
-    rows = _fill(store, 3)
-    assert [row.seq for row in rows] == [1, 2, 3]
-    assert rows[0].prev_hash == GENESIS_HASH == "0" * 64
-    _assert_documented_chain(rows)
-    assert store.ledger() == rows
-    assert store.verify_ledger() == 3
-
-
-def test_an_empty_ledger_verifies(store: SqliteStore) -> None:
-    assert store.verify_ledger() == 0
 
 
 def test_the_ledger_refuses_updates_and_deletes(db_path: Path, store: SqliteStore) -> None:
@@ -142,15 +119,6 @@ def test_a_consistently_rewritten_chain_is_caught_by_the_recorded_head(db_path: 
     assert caught.value.field == "seq 3"
 
 
-def test_appends_continue_the_chain_after_reopening(db_path: Path) -> None:
-    with SqliteStore(db_path) as first:
-        _fill(first, 2)
-    with SqliteStore(db_path) as second:
-        row = second.append_ledger("k", {})
-        assert row.seq == 3
-        assert second.verify_ledger() == 3
-
-
 def test_verify_chain_works_on_rows_from_any_backend() -> None:
     rows, prev = [], GENESIS_HASH
     for seq in (1, 2):
@@ -175,33 +143,11 @@ json_values = st.recursive(
 )
 payloads = st.dictionaries(st.text(max_size=10), json_values, max_size=5)
 kinds = st.sampled_from(["verification_policy", "review_resolution"]) | st.text(
-    st.characters(blacklist_characters="\x00"), min_size=1, max_size=12)  # a NUL is refused (see below)
+    # a NUL or a lone surrogate is refused (see the conformance suite)
+    st.characters(codec="utf-8", blacklist_characters="\x00"), min_size=1, max_size=12)
 appends = st.lists(st.tuples(kinds, payloads),
                    min_size=1, max_size=8)
 PROPERTY_SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@PROPERTY_SETTINGS
-@given(appends)
-def test_any_sequence_of_appends_verifies(rows: list[tuple[str, dict[str, Any]]]) -> None:
-    with tempfile.TemporaryDirectory() as folder, SqliteStore(Path(folder) / "l.db") as store:
-        for kind, payload in rows:
-            store.append_ledger(kind, payload)
-        assert store.verify_ledger() == len(rows)
-        _assert_documented_chain(list(store.ledger()))
-        assert [(row.kind, row.payload) for row in store.ledger()] == [
-            (kind, json.loads(canonical_json(payload))) for kind, payload in rows]
-
-
-@pytest.mark.parametrize(("kind", "payload"), [
-    ("verification_policy\x00x", {"n": 1}),  # SQLite's functions and shell would read "verification_policy"
-    ("verification_policy", {"n": 2**53}),  # json_extract and JavaScript would read a nearby float
-])
-def test_the_store_refuses_a_row_two_readers_would_read_differently(store: SqliteStore, kind: str,
-                                                                    payload: dict[str, Any]) -> None:
-    with pytest.raises(StoreError):
-        store.append_ledger(kind, payload)
-    assert store.ledger() == [] and store.verify_ledger() == 0
 
 
 MUTATIONS = ["payload", "kind", "created_at", "prev_hash", "row_hash", "delete", "renumber"]

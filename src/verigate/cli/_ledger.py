@@ -14,8 +14,8 @@ def main(argv: Sequence[str]) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="re-hash every row; name the first bad row")
     verify.add_argument("--store", metavar="PATH",
-                        help="store file or sqlite:/// URL (default: store.url of ./verigate.yaml, "
-                             "else .verigate/verigate.db)")
+                        help="store file or URL (sqlite:///…, postgresql://… from a plug-in; default: store.url "
+                             "of ./verigate.yaml, else .verigate/verigate.db)")
     verify.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)
 

@@ -1,4 +1,4 @@
-"""``verigate review``: list, show, approve (releases the held answer) and reject pending reviews."""
+"""``verigate review``: list, show, approve (releases the held answer), reject and watch pending reviews."""
 
 from __future__ import annotations
 
@@ -31,8 +31,10 @@ def open_cli_store(store_arg: str | None, *, expire: bool) -> Store:
     from .._config import load_config
     from ..store import open_store
 
-    config = load_config().store
-    store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False)
+    loaded = load_config()
+    config = loaded.store
+    store = open_store(store_arg or config.url, lock_timeout_s=config.lock_timeout_s, create=False,
+                       plugins=loaded.plugins)
     if expire and config.review_expiry_s is not None:
         try:
             expired = store.expire_reviews(config.review_expiry_s)
@@ -104,7 +106,8 @@ def _show(review: PendingReview) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verigate review", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    store_help = "store file or sqlite:/// URL (default: store.url of ./verigate.yaml, else .verigate/verigate.db)"
+    store_help = ("store file or URL (sqlite:///…, postgresql://… from a plug-in; default: store.url of "
+                  "./verigate.yaml, else .verigate/verigate.db)")
 
     listing = commands.add_parser("list", help="list reviews (pending by default)")
     listing.add_argument("--status", choices=_STATUSES, default="pending")
@@ -116,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
                               "fails when the run ended in a pending review)")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.add_argument("--store", metavar="PATH", help=store_help)
+
+    commands.add_parser("watch", add_help=False,
+                        help="print pending reviews as they arrive (verigate review watch --help)")
 
     show = commands.add_parser("show", help="show one review with its held answer")
     show.add_argument("review_id", metavar="ID")
@@ -151,6 +157,10 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "watch":  # its own module and options (see _review_watch)
+        from ._review_watch import main as watch
+
+        return watch(argv[1:])
     args = _parser().parse_args(argv)
     if args.command in ("approve", "reject") and not _confirmed(args):
         return 2

@@ -73,12 +73,14 @@ def build_egress(manager: PluginManager, config: Config) -> Egress:
         raise PluginError(f"redactors could not be created: {type(exc).__name__}: {exc}") from exc
 
 
-def open_configured_store(config: Config, store: Store | str | os.PathLike[str] | None) -> tuple[Store, bool]:
+def open_configured_store(config: Config, store: Store | str | os.PathLike[str] | None,
+                          manager: PluginManager | None = None) -> tuple[Store, bool]:
     """(the store, whether the gate opened it and so closes it): a Store as given, else the one at a URL
-    (``store.url`` of the configuration for None)."""
+    (``store.url`` of the configuration for None); a URL of another scheme than SQLite's is opened by the backend
+    a plug-in of ``manager`` (the gate's) registers."""
     if store is None or isinstance(store, (str, os.PathLike)):
         from ..store import open_store
 
         url = config.store.url if store is None else os.fspath(store)
-        return open_store(url, lock_timeout_s=config.store.lock_timeout_s), True
+        return open_store(url, lock_timeout_s=config.store.lock_timeout_s, manager=manager), True
     return store, False

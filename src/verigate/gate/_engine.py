@@ -124,7 +124,7 @@ class Gate:
         manager = create_manager([*config.plugins, *plugins], entry_points=entry_points)
         judge = build_judge(manager, config)
         egress = build_egress(manager, config)
-        opened, owns_store = open_configured_store(config, store)
+        opened, owns_store = open_configured_store(config, store, manager)
         return cls(config=config, manager=manager, store=opened, judge=judge, egress=egress, owns_store=owns_store,
                    context=context)
 

@@ -1,4 +1,5 @@
-"""Where the gate keeps sessions, attempts, pending reviews and the hash-chained ledger (embedded: SQLite)."""
+"""Where the gate keeps sessions, attempts, pending reviews and the hash-chained ledger (embedded: SQLite; other
+backends from ``verigate_store_backends`` plug-ins)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from .._face import present as _present
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock
-from ._sqlite import DEFAULT_STORE_PATH, SqliteStore, open_store
+from ._open import StoreOpener, open_store
+from ._sqlite import DEFAULT_STORE_PATH, SqliteStore
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -18,6 +20,7 @@ __all__ = [
     "SessionRecord",
     "SqliteStore",
     "Store",
+    "StoreOpener",
     "TimelineRow",
     "canonical_json",
     "ledger_row_hash",

@@ -79,6 +79,13 @@ class Store(Protocol):
     never lets it change a decision. ``create_pending_review`` is the one write the gate must know about.
     """
 
+    # schema and notification
+    def migrate(self) -> int:
+        """Apply pending schema migrations now (idempotent); return the schema version in force."""
+    def wait_for_reviews(self, timeout_s: float) -> None:
+        """Block until a new pending review may exist or ``timeout_s`` passed; a spurious wake-up is allowed
+        (callers list the pending reviews again after it returns)."""
+
     # sessions and attempts
     def get_session(self, session_id: str) -> SessionRecord | None: ...
     def begin_attempt(self, session_id: str, attempt: int, candidate: Mapping[str, Any]) -> None:

@@ -25,12 +25,12 @@ from .. import _json as strict_json
 from .._errors import LedgerTamperedError, ReviewError, StoreError
 from .._logging import get_logger
 from .._models import SessionState
-from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
+from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, TimelineRow
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock, format_timestamp, utc_now
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["DEFAULT_STORE_PATH", "MEMORY", "SqliteStore", "open_store"]
+__all__ = ["DEFAULT_STORE_PATH", "MEMORY", "SqliteStore", "sqlite_path"]
 
 DEFAULT_STORE_PATH = ".verigate/verigate.db"
 MEMORY = ":memory:"
@@ -49,8 +49,11 @@ _HASH = re.compile(r"[0-9a-f]{64}")
 _LEDGER_COLUMNS_AS_BYTES = ", ".join(["seq", *(f"typeof({name})" for name in _LEDGER_TEXT_COLUMNS),
                                       *(f"CAST({name} AS BLOB)" for name in _LEDGER_TEXT_COLUMNS)])
 _Decision = Literal["approved", "rejected", "expired"]
-#: what the sqlite3 module raises, including for an integer too large for an SQLite INTEGER
-_DRIVER_ERRORS = (sqlite3.Error, OverflowError)
+#: what the sqlite3 module raises, including for an integer too large for an SQLite INTEGER and for text that
+#: cannot be UTF-8 (a lone surrogate)
+_DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeEncodeError)
+#: how often wait_for_reviews looks for another process's commit
+_POLL_S = 0.1
 
 
 def _sha256(text: str) -> str:
@@ -82,6 +85,9 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._memory = self.path == MEMORY
         self._sync_every_write = sync_every_write
+        # wait_for_reviews wakes on a review this instance filed (another thread) without polling for it
+        self._filed = threading.Condition()
+        self._reviews_filed = 0
         self._conn: sqlite3.Connection | None = self._connect(create)
         try:
             self._initialise()
@@ -109,13 +115,13 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise self._error(exc, "opening the store") from exc
 
-    def _initialise(self) -> None:
-        """Check the file, switch to WAL and migrate, retrying while another process is doing the same."""
+    def _initialise(self) -> int:
+        """Check the file, switch to WAL and migrate, retrying while another process is doing the same; returns
+        the schema version in force."""
         deadline = time.monotonic() + self.lock_timeout_s
         while True:
             try:
-                self._initialise_once()
-                return
+                return self._initialise_once()
             except sqlite3.OperationalError as exc:
                 # changing the journal mode can report busy without waiting on the busy timeout
                 if not self._is_locked(exc) or time.monotonic() >= deadline:
@@ -124,7 +130,7 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._error(exc, "opening the store") from exc
 
-    def _initialise_once(self) -> None:
+    def _initialise_once(self) -> int:
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         conn.execute(f"PRAGMA synchronous = {'FULL' if self._sync_every_write else 'NORMAL'}")
@@ -133,7 +139,7 @@ class SqliteStore:
         if not self._memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         if version == SCHEMA_VERSION:
-            return
+            return version
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = self._check_version(conn)  # another process may have migrated meanwhile
@@ -148,6 +154,36 @@ class SqliteStore:
             raise
         if version < SCHEMA_VERSION:
             log.info("store %s migrated from schema version %d to %d", self.path, version, SCHEMA_VERSION)
+        return SCHEMA_VERSION
+
+    def migrate(self) -> int:
+        """Apply pending migrations (opening the store already did, so this is the explicit, idempotent form of
+        the same step); returns the schema version in force."""
+        with self._lock:
+            self._connection()
+            return self._initialise()
+
+    def wait_for_reviews(self, timeout_s: float) -> None:
+        """Return once a review may have been filed (by this instance, or any commit of another connection:
+        SQLite has no notifications, so ``PRAGMA data_version`` is polled) or after ``timeout_s``."""
+        if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s >= 0):
+            raise StoreError(f"timeout_s must be a finite number >= 0, got {timeout_s!r}", field="timeout_s")
+        deadline = time.monotonic() + timeout_s
+        with self._filed:
+            seen = self._reviews_filed
+        version = self._data_version()
+        while (remaining := deadline - time.monotonic()) > 0:
+            with self._filed:
+                if self._filed.wait_for(lambda: self._reviews_filed != seen, timeout=min(remaining, _POLL_S)):
+                    return
+            if self._data_version() != version:
+                return
+
+    def _data_version(self) -> int:
+        """Changes whenever another connection commits (never for this connection's own commits)."""
+        with self._reading("waiting for reviews") as conn:
+            value: int = conn.execute("PRAGMA data_version").fetchone()[0]
+        return value
 
     def _check_version(self, conn: sqlite3.Connection) -> int:
         """The applied schema version; refuses a newer store and another program's database (read only)."""
@@ -317,6 +353,9 @@ class SqliteStore:
                          "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, NULL, NULL, '')",
                          (review_id, session_id, policy_action, reason, pending_text, candidate_text, verdict_text,
                           now))
+        with self._filed:
+            self._reviews_filed += 1
+            self._filed.notify_all()
         return review_id
 
     def _review(self, row: Sequence[Any]) -> PendingReview:
@@ -507,7 +546,7 @@ class SqliteStore:
         return f"SqliteStore({self.path!r})"
 
 
-def _sqlite_path(url: str) -> str:
+def sqlite_path(url: str) -> str:
     """A file path, ``:memory:``, or a SQLAlchemy-style ``sqlite:///relative`` / ``sqlite:////absolute`` URL."""
     if url in (MEMORY, "sqlite://", "sqlite:///" + MEMORY):
         return MEMORY
@@ -515,19 +554,8 @@ def _sqlite_path(url: str) -> str:
         path = url[len("sqlite:///"):]
     elif url.startswith("sqlite:"):
         raise StoreError("a SQLite URL is sqlite:///relative/path or sqlite:////absolute/path", source=url)
-    elif "://" in url:
-        scheme = url.split("://", 1)[0]
-        raise StoreError(f"no built-in store for {scheme!r} URLs; give the Gate an object implementing "
-                         "verigate.store.Store instead", source=url)
     else:
         path = url
     if not path:
         raise StoreError("the store URL names no file", source=url)
     return str(Path(path).expanduser())
-
-
-def open_store(url: str = DEFAULT_STORE_PATH, *, lock_timeout_s: float = 30.0, clock: Clock | None = None,
-               create: bool = True, sync_every_write: bool = False) -> Store:
-    """Open (creating it and its folder unless ``create=False``) the embedded store named by ``url``."""
-    return SqliteStore(_sqlite_path(url), lock_timeout_s=lock_timeout_s, clock=clock, create=create,
-                       sync_every_write=sync_every_write)

@@ -1,0 +1,91 @@
+"""``verigate review watch``: print pending reviews as they arrive (PostgreSQL: LISTEN/NOTIFY; SQLite: polling).
+
+Only the review's id, session, policy action, reason and creation time are printed — never the held answer or the
+candidate — and the reason was redacted by the gate before it was stored. Ctrl-C ends the watch with exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..store import PendingReview, Store
+
+__all__ = ["main"]
+
+#: the longest single wait: a watch with --timeout re-checks its deadline at least this often
+_WAIT_CHUNK_S = 5.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verigate review watch", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", metavar="URL",
+                        help="store file or URL (sqlite:///…, postgresql://… from a plug-in; default: store.url of "
+                             "./verigate.yaml, else .verigate/verigate.db)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--timeout", type=float, metavar="S", default=None,
+                        help="stop after S seconds (default: run until Ctrl-C)")
+    parser.add_argument("--once", action="store_true",
+                        help="print the reviews pending now, or wait for the first to arrive, then stop")
+    return parser
+
+
+def _line(review: PendingReview, as_json: bool) -> str:
+    from ._review import _printable
+
+    fields = {"review_id": review.review_id, "session_id": review.session_id, "policy_action": review.policy_action,
+              "reason": review.reason, "created_at": review.created_at}
+    if as_json:
+        return json.dumps(fields, ensure_ascii=False)
+    return "  ".join(_printable(value) for value in (review.created_at, review.review_id, review.session_id,
+                                                       review.policy_action, review.reason))
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout >= 0):
+        _parser().error(f"--timeout must be a finite number >= 0, got {args.timeout}")
+    from .._config import load_config
+    from ._review import open_cli_store
+
+    expiry = load_config().store.review_expiry_s
+    store = open_cli_store(args.store, expire=True)
+    try:
+        _watch(store, args, expiry)
+        sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C is how a watch ends
+        return 0
+    except BrokenPipeError:  # the reader (``| head``) went away
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        store.close()
+    return 0
+
+
+def _watch(store: Store, args: argparse.Namespace, expiry: float | None) -> None:
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    printed: set[str] = set()
+    while True:
+        if expiry is not None:  # a watch never announces a review that may no longer be approved
+            store.expire_reviews(expiry)
+        pending = store.list_reviews("pending")
+        fresh = [review for review in pending if review.review_id not in printed]
+        for review in fresh:
+            print(_line(review, args.json), flush=True)
+        # only ids still pending are remembered: a resolved review never comes back, so memory stays bounded
+        printed = {review.review_id for review in pending}
+        if args.once and fresh:
+            return
+        remaining = _WAIT_CHUNK_S if deadline is None else deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        store.wait_for_reviews(min(remaining, _WAIT_CHUNK_S))
