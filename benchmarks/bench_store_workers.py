@@ -38,12 +38,7 @@ async def _worker(url: str, name: str, finalizes: int, ready: Path, go: Path) ->
     async def judge(request: object) -> str:
         return REPLY
 
-    if url.startswith("postgresql://"):
-        from verigate_postgres import PostgresStore
-
-        store = PostgresStore(url, lock_timeout_s=120)
-    else:
-        store = open_store(url, lock_timeout_s=120)
+    store = open_store(url, lock_timeout_s=120)  # postgresql:// through the plug-in's store-backend hook
     gate = Gate.from_config({"judge": {"client": "callable"}}, judge_function=judge, store=store, entry_points=False)
     natural = Termination("natural")
 

@@ -15,7 +15,6 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -23,7 +22,11 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from verigate import StoreError
 
-__all__ = ["Connector", "Work", "redacted_url"]
+# how every store backend shows a URL: the password replaced by ***, the query (where libpq takes password=) left
+# out; private to verigate, of the same repository and release
+from verigate.store._open import shown_url
+
+__all__ = ["Connector", "Work"]
 
 T = TypeVar("T")
 #: one unit of work: runs inside one transaction on one connection; may run again after a lost connection
@@ -40,27 +43,9 @@ _RETRY_CODES = {
     "57P02",  # crash_shutdown
     "57P03",  # cannot_connect_now (starting up or shutting down)
 }
-_SECRET_PARAMETERS = {"password", "sslpassword"}
 _RECONNECT_TIMEOUT_S = 1.0
 #: how long one request for a pooled connection waits before asking again (each ask may start a connection)
 _ASK_EVERY_S = 0.5
-
-
-def redacted_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (in the authority and as a query parameter)."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, hosts = netloc.rpartition("@")
-            if ":" in userinfo:
-                userinfo = userinfo.split(":", 1)[0] + ":***"
-            netloc = f"{userinfo}@{hosts}"
-        query = urlencode([(key, "***" if key.lower() in _SECRET_PARAMETERS else value)
-                           for key, value in parse_qsl(parts.query, keep_blank_values=True)])
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return "postgresql://(an unreadable URL)"
 
 
 def _retryable(exc: BaseException, conn: psycopg.Connection[Any] | None) -> bool:
@@ -82,12 +67,13 @@ class Connector:
         if not (isinstance(lock_timeout_s, int | float) and math.isfinite(lock_timeout_s) and lock_timeout_s >= 0):
             raise StoreError(f"lock_timeout_s must be a finite number >= 0, got {lock_timeout_s!r}",
                              field="lock_timeout_s")
-        self.source = redacted_url(url)
+        self.source = shown_url(url)
         self.lock_timeout_s = float(lock_timeout_s)
         try:
             given = psycopg.conninfo.conninfo_to_dict(url)
-        except psycopg.Error as exc:
-            raise StoreError(f"not a PostgreSQL connection URL: {self._describe(exc)}", source=self.source) from None
+        except psycopg.Error:
+            # libpq's parse error may quote the URL, password and all: it is not repeated
+            raise StoreError("not a PostgreSQL connection URL libpq can read", source=self.source) from None
         self._conninfo = url
         self._kwargs: dict[str, Any] = {"autocommit": True}
         if "connect_timeout" not in given:
