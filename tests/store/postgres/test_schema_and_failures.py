@@ -180,3 +180,32 @@ def test_the_url_is_shown_without_its_password(pg_server: Server) -> None:
     url = pg_server.url_for(schema).replace("verigate@", f"verigate:{password}@")  # trust: any password passes
     with PostgresStore(url, lock_timeout_s=5) as store:
         assert password not in repr(store) and password not in store.url
+
+
+def test_the_judge_cache_keeps_an_entry_until_its_ttl_by_the_store_clock(pg_server: Server, pg_url: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    key, other = secrets.token_hex(32), secrets.token_hex(32)
+    with PostgresStore(pg_url, lock_timeout_s=5, clock=lambda: now[0]) as store:
+        assert store.cached_verdict(key) is None
+        store.cache_verdict(key, {"passed": True, "score": 0.5}, ttl_s=60)
+        store.cache_verdict(key, {"passed": False}, ttl_s=60)  # replaced
+        store.cache_verdict(other, {"passed": True}, ttl_s=30)
+        assert store.cached_verdict(key) == {"passed": False}
+        now[0] += timedelta(seconds=45)
+        assert store.cached_verdict(other) is None and store.cached_verdict(key) == {"passed": False}
+        now[0] += timedelta(seconds=15)
+        assert store.cached_verdict(key) is None
+        for bad_key in ("x", key.upper(), key[:-1]):
+            with pytest.raises(StoreError, match="sha256"):
+                store.cached_verdict(bad_key)
+        for ttl in (0, -1, float("nan"), float("inf"), True, 1e12):
+            with pytest.raises(StoreError, match="ttl_s"):
+                store.cache_verdict(key, {}, ttl_s=ttl)
+        store.cache_verdict(key, {"passed": True}, ttl_s=60)
+        schema = pg_url.rsplit("%3D", 1)[1]
+        with pg_server.admin() as conn:
+            conn.execute(f"UPDATE {schema}.verigate_judge_cache SET entry = '{{\"a\":1,\"a\":2}}'")
+        with pytest.raises(StoreError, match="not strict JSON"):
+            store.cached_verdict(key)

@@ -91,10 +91,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            FOR EACH STATEMENT EXECUTE FUNCTION verigate_ledger_append_only()""",
         # the judge-call cache (cached_verdict / cache_verdict): one verdict per request key until it expires
         f"""CREATE TABLE verigate_judge_cache (
-            key text {_C} PRIMARY KEY,
-            verdict text NOT NULL,
+            cache_key text {_C} PRIMARY KEY,
+            entry text NOT NULL,
+            created_at text {_C} NOT NULL,
             expires_at text {_C} NOT NULL
         )""",
+        "CREATE INDEX verigate_judge_cache_by_expiry ON verigate_judge_cache (expires_at)",
     ),
 )
 
