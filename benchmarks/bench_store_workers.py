@@ -1,15 +1,18 @@
 """Finalizes per second with 1, 4 and 16 worker processes on one store: PostgreSQL against SQLite, same workers.
 
-Usage: python benchmarks/bench_store_workers.py [--workers 1,4,16] [--finalizes N] [--url postgresql://…] [--quick]
+Usage: python benchmarks/bench_store_workers.py [--workers 1,4,16] [--finalizes N] [--url postgresql://…]
+       [--synchronous-commit on|off] [--quick]
 
 Each worker is a process with its own Gate (the instant in-process judge of bench_finalize.py, so the store is what
 differs) and its own store connection: for SQLite one shared file (WAL, the store's default durability), for
 PostgreSQL one shared schema on a server this script starts itself (``verigate_postgres.testing``: initdb into a
 temporary folder, 127.0.0.1 only, the server's default ``fsync=on`` and ``synchronous_commit=on``) or on the
-server ``--url`` names (a fresh schema, dropped at the end). The workers get ready, then start together; the rate
-is all their finalizes over the time from the start to the last one's end. Nothing is asserted: the ratio
-PostgreSQL / SQLite is the result, and it depends on the machine (on one host SQLite's file lock is cheap; the
-point of PostgreSQL is many hosts).
+server ``--url`` names (a fresh schema, dropped at the end). SQLite's default does not flush each commit (WAL,
+``synchronous=NORMAL``); PostgreSQL's does, and ``--synchronous-commit off`` measures it without that flush (the
+server then may lose the last commits in a crash of its own, never consistency). The workers get ready, then
+start together; the rate is all their finalizes over the time from the start to the last one's end. Nothing is
+asserted: the ratio PostgreSQL / SQLite is the result, and it depends on the machine (on one host SQLite's file
+lock is cheap; the point of PostgreSQL is many hosts).
 """
 
 from __future__ import annotations
@@ -110,14 +113,15 @@ def _postgres(url: str | None) -> Iterator[tuple[str | None, str]]:
         yield server.url(), ""
 
 
-def _fresh_schema(url: str) -> tuple[str, str]:
+def _fresh_schema(url: str, synchronous_commit: str) -> tuple[str, str]:
     import psycopg
 
     schema = "bench_" + uuid.uuid4().hex[:12]
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")  # type: ignore[arg-type]  # a name made here
     joiner = "&" if "?" in url else "?"
-    return schema, f"{url}{joiner}options={quote(f'-c search_path={schema}', safe='')}"
+    options = f"-c search_path={schema} -c synchronous_commit={synchronous_commit}"
+    return schema, f"{url}{joiner}options={quote(options, safe='')}"
 
 
 def _drop_schema(url: str, schema: str) -> None:
@@ -132,6 +136,8 @@ def main() -> None:
     parser.add_argument("--workers", default="1,4,16", help="worker counts, comma-separated (default 1,4,16)")
     parser.add_argument("--finalizes", type=int, default=100, help="finalizes per worker (default 100)")
     parser.add_argument("--url", default=None, help="a PostgreSQL superuser URL (default: start a server here)")
+    parser.add_argument("--synchronous-commit", choices=("on", "off"), default="on",
+                        help="PostgreSQL's synchronous_commit for the workers (default on, the server's default)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 1 and 2 workers, 3 finalizes each")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -143,14 +149,15 @@ def main() -> None:
     finalizes = 3 if args.quick else args.finalizes
     with tempfile.TemporaryDirectory() as temporary, _postgres(args.url) as (server, unavailable):
         folder = Path(temporary)
-        print(f"{finalizes} finalizes per worker; PostgreSQL: {server.split('@')[-1] if server else unavailable}")
+        where = f"{server.split('@')[-1]}, synchronous_commit={args.synchronous_commit}" if server else unavailable
+        print(f"{finalizes} finalizes per worker; PostgreSQL: {where}")
         print(f"{'workers':>7} {'SQLite finalizes/s':>19} {'PostgreSQL finalizes/s':>23} {'PostgreSQL/SQLite':>18}")
         for workers in counts:
             sqlite = _rate(str(folder / f"sqlite-{workers}.db"), workers, finalizes, folder)
             if server is None:
                 print(f"{workers:>7} {sqlite:>19,.1f} {'n/a':>23} {'n/a':>18}")
                 continue
-            schema, url = _fresh_schema(server)
+            schema, url = _fresh_schema(server, args.synchronous_commit)
             try:
                 postgres = _rate(url, workers, finalizes, folder)
             finally:
