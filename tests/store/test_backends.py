@@ -219,3 +219,13 @@ def test_a_plug_in_module_named_by_string_serves_its_scheme(tmp_path: Path, proj
         sys.path.remove(str(tmp_path / "modules"))
         sys.modules.pop("vgfile_backend", None)
     assert (tmp_path / "m.db").is_file()
+
+
+def test_doctor_names_a_database_store_without_its_password(tmp_path: Path) -> None:
+    from verigate._config import load_config
+    from verigate.cli._doctor_checks import store_check
+
+    password = secrets.token_hex(8)
+    check = store_check(str(tmp_path), load_config({"store": {"url": f"postgresql://alice:{password}@db/verigate"}}))
+    assert check.skipped
+    assert check.detail == "postgresql://alice:***@db/verigate is not a local file"

@@ -34,12 +34,37 @@ class SessionsContract(Fixtures):
         assert store.ledger() == []
         assert store.verify_ledger() == 0
 
-    def test_a_closed_store_raises_store_error(self, store_factory: StoreFactory) -> None:
+    @pytest.mark.parametrize("call", [
+        lambda s: s.get_session("s"), lambda s: s.begin_attempt("s", 0, {}), lambda s: s.attempts("s"),
+        lambda s: s.set_revise("s", 1, "x"), lambda s: s.set_session_state("s", "ended"),
+        lambda s: s.reset_request("s"), lambda s: s.save_checkpoint("s", {}), lambda s: s.latest_checkpoint("s"),
+        lambda s: hold(s), lambda s: s.list_reviews(), lambda s: s.get_review("rv_x"),
+        lambda s: s.approve_review("rv_x", by="alice"), lambda s: s.reject_review("rv_x", by="alice"),
+        lambda s: s.expire_reviews(0), lambda s: s.append_timeline("s", "k", {}), lambda s: s.timeline("s"),
+        lambda s: s.append_ledger("k", {}), lambda s: s.ledger(), lambda s: s.verify_ledger(),
+        lambda s: s.migrate(), lambda s: s.wait_for_reviews(0),
+    ])
+    def test_every_method_of_a_closed_store_raises_store_error(self, store_factory: StoreFactory,
+                                                               call: Callable[[Store], object]) -> None:
         store = store_factory()
         store.close()
         store.close()  # closing twice is harmless
-        with pytest.raises(StoreError):
-            store.get_session("s")
+        with pytest.raises(StoreError):  # ReviewError is no StoreError: a closed store is not a missing review
+            call(store)
+
+    def test_a_gate_on_an_unusable_store_keeps_the_pending_candidate(self, store_factory: StoreFactory) -> None:
+        """A database that is down (here: a closed store) is handled like a locked SQLite file: the decision
+        stands, the records are skipped, and the held answer comes back to the caller instead of being lost."""
+        from .. import Candidate, Gate, Termination, finalize_and_return
+
+        store = store_factory()
+        store.close()
+        with Gate.from_config({}, store=store) as gate:  # no judge: fails closed into a pending review
+            result = finalize_and_return(gate, Candidate(request="r", final_text="the held answer", session_id="s"),
+                                         Termination("natural"))
+        assert (result.outcome, result.pending_id, result.pending_text) == ("pending_review", None,
+                                                                             "the held answer")
+        assert result.store_error
 
     def test_begin_attempt_creates_a_running_session_at_that_attempt(self, store: Store) -> None:
         store.begin_attempt("s", 0, {"text": "first"})

@@ -247,7 +247,9 @@ def store_check(project: str, config: Any) -> Check:
     url = config.store.url
     folder = store_folder(config, Path(project))
     if folder is None:
-        return Check("Stop gate store", True, f"{url} is not a local file", skipped=True)
+        from ..store._open import shown_url  # a database URL may carry a password: never shown
+
+        return Check("Stop gate store", True, f"{shown_url(url)} is not a local file", skipped=True)
     database = folder / Path(url.removeprefix("sqlite:///")).name
     existing = folder
     while not existing.exists() and existing != existing.parent:
