@@ -28,6 +28,7 @@ fi
 # socat and ripgrep. Without npm, the registry or apt, each script says why and exits 0; those tests then skip.
 bash scripts/install-host-clis.sh
 bash scripts/install-sandbox-tools.sh
+bash scripts/install-postgres.sh   # the PostgreSQL store tests' server (tests/store/postgres)
 
 .venv/bin/ruff check src tests plugins examples benchmarks
 .venv/bin/mypy
