@@ -7,12 +7,25 @@ throwaway server for tests and benchmarks.
 
 from __future__ import annotations
 
-from ._plugin import SCHEMES, PostgresBackend, Unsupported, open_postgres_store
+from typing import TYPE_CHECKING, Any
+
+from ._plugin import SCHEMES, PostgresBackend, open_postgres_store
 from ._schema import NOTIFY_CHANNEL, SCHEMA_VERSION
-from ._store import PostgresStore
+
+if TYPE_CHECKING:
+    from ._store import PostgresStore
 
 __all__ = ["NOTIFY_CHANNEL", "SCHEMA_VERSION", "SCHEMES", "PostgresBackend", "PostgresStore", "open_postgres_store",
            "plugin"]
 
-#: the instance the ``verigate`` entry point registers (an empty one where verigate has no store-backend hook)
-plugin: PostgresBackend | Unsupported = PostgresBackend() if PostgresBackend.supported() else Unsupported()
+#: the instance the ``verigate`` entry point registers
+plugin = PostgresBackend()
+
+
+def __getattr__(name: str) -> Any:
+    # PostgresStore imports psycopg: loaded on first use, so loading the plug-in (every hook does) stays cheap
+    if name == "PostgresStore":
+        from ._store import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
