@@ -153,8 +153,8 @@ def _schema_error(exc: fastjsonschema.JsonSchemaValueException, source: str,
                   loaded: LoadedYaml | None) -> ConfigError:
     failure = schema_failure(exc)
     field = failure.field if failure.rule != "additionalProperties" else failure.target
-    # point at the offending key itself, not at the section holding it
-    path = field.split(".") if field else []
+    # point at the offending key itself, not at the section holding it (list items by index: judge.ensemble[0])
+    path: list[str | int] = [int(part) if part.isdigit() else part for part in failure.target_path]
     line = loaded.line_of(path) if loaded is not None and path else None
     return ConfigError(failure.message, source=source, line=line, field=field)
 
