@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from verigate import (
@@ -103,3 +104,36 @@ candidates = st.builds(
     contains_personal_data=st.none() | st.booleans(),
     rounds=st.integers(0, 5),
 )
+
+#: a member's verdict also may contradict itself (passed with misses): the policy reads that as a fail
+contradictory_passes = st.builds(Verdict, passed=st.just(True), rubric_misses=st.lists(codes, min_size=1,
+                                 max_size=2).map(tuple), score=st.just(0.9), retryable=st.booleans())
+member_verdicts = st.one_of(passing_verdicts, passing_verdicts, retryable_fails, hard_fails, error_verdicts,
+                            contradictory_passes)
+
+
+def judged_policy_inputs(members: int) -> st.SearchStrategy[tuple[PolicyInput, tuple[Verdict, ...]]]:
+    """(PolicyInput, the judges' own verdicts): ``members == 1`` is one judge (its verdict is the judge verdict);
+    2–3 is a unanimous ensemble whose merged verdict is the judge verdict. No verdict at all: the judge was not
+    called."""
+    from verigate.gate._ensemble import merge_unanimous
+
+    if members == 1:
+        return policy_inputs.map(lambda inp: (inp, () if inp.judge_verdict is None else (inp.judge_verdict,)))
+
+    def merged(inp: PolicyInput, judged: tuple[Verdict, ...] | None) -> tuple[PolicyInput, tuple[Verdict, ...]]:
+        verdict = None if judged is None else merge_unanimous(judged)
+        return attrs.evolve(inp, judge_verdict=verdict), judged or ()
+
+    judged = st.lists(member_verdicts, min_size=members, max_size=members).map(tuple)
+    return st.builds(merged, policy_inputs, st.none() | judged)
+
+
+def unanimous_oracle(judged: tuple[Verdict, ...]) -> str:
+    """The unanimous rule stated on its own: "error" if any judge erred, "pass" only if every judge passed with no
+    miss, else "fail"; "none" when no judge was called."""
+    if not judged:
+        return "none"
+    if any(verdict.error is not None for verdict in judged):
+        return "error"
+    return "pass" if all(verdict.passed is True and len(verdict.rubric_misses) == 0 for verdict in judged) else "fail"

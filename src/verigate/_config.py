@@ -109,6 +109,35 @@ def _judge(section: Mapping[str, Any], legacy_engine: str | None, warnings: list
     return values
 
 
+#: the keys of a ``judge:`` section that holds an ensemble; engine settings belong to each member
+ENSEMBLE_SECTION_KEYS = frozenset({"ensemble", "mode", "timeout_s", "cache"})
+
+
+def _ensemble(section: Mapping[str, Any], legacy_engine: str | None, warnings: list[str], source: str,
+              loaded: LoadedYaml | None) -> dict[str, Any]:
+    """A ``judge:`` section with ``ensemble``: its shape checked (what the schema cannot say), each member's engine
+    resolved like a single judge's, and the section's own engine named ``ensemble``."""
+
+    def refuse(message: str, path: list[str | int]) -> ConfigError:
+        line = loaded.line_of(path) if loaded is not None else None
+        field = ".".join(str(part) for part in path)
+        return ConfigError(message, source=source, line=line, field=field)
+
+    stray = sorted(set(section) - ENSEMBLE_SECTION_KEYS)
+    if stray:
+        raise refuse(f"judge.{stray[0]} does not apply beside judge.ensemble: engine settings belong to each "
+                     "member", ["judge", stray[0]])
+    if legacy_engine is not None:
+        raise refuse("judgment_engine names one engine; with judge.ensemble each member names its own",
+                     ["judgment_engine"])
+    if section.get("mode") is None:
+        raise refuse("judge.ensemble needs judge.mode (allowed: unanimous)", ["judge", "ensemble"])
+    values = dict(section)
+    values["ensemble"] = [_judge(member, None, warnings) for member in section["ensemble"]]
+    values["engine"] = "ensemble"
+    return values
+
+
 @functools.cache
 def _converter() -> cattrs.Converter:
     """The models' strict converter, except that ``judge.options`` is kept as written: it belongs to a plug-in,
@@ -124,8 +153,8 @@ def _schema_error(exc: fastjsonschema.JsonSchemaValueException, source: str,
                   loaded: LoadedYaml | None) -> ConfigError:
     failure = schema_failure(exc)
     field = failure.field if failure.rule != "additionalProperties" else failure.target
-    # point at the offending key itself, not at the section holding it
-    path = field.split(".") if field else []
+    # point at the offending key itself, not at the section holding it (list items by index: judge.ensemble[0])
+    path: list[str | int] = [int(part) if part.isdigit() else part for part in failure.target_path]
     line = loaded.line_of(path) if loaded is not None and path else None
     return ConfigError(failure.message, source=source, line=line, field=field)
 
@@ -153,7 +182,12 @@ def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Co
     sections = {key: value for key, value in data.items() if key not in ("judge", "judgment_engine")}
     legacy_engine = data.get("judgment_engine")
     judge_section = data.get("judge")
-    if judge_section is not None or legacy_engine is not None:
+    if judge_section is not None and "ensemble" in judge_section:
+        sections["judge"] = _ensemble(judge_section, legacy_engine, warnings, source, loaded)
+    elif judge_section is not None and judge_section.get("mode") is not None:
+        line = loaded.line_of(["judge", "mode"]) if loaded is not None else None
+        raise ConfigError("judge.mode applies to judge.ensemble only", source=source, line=line, field="judge.mode")
+    elif judge_section is not None or legacy_engine is not None:
         sections["judge"] = _judge(judge_section or {}, legacy_engine, warnings)
     try:
         config = _converter().structure(sections, Config)

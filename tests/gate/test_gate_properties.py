@@ -34,7 +34,8 @@ JUDGE_TIMEOUT_S = 0.02
 class Plan:
     """What every plug-in does in one example; ``"raise"`` / ``"invalid"`` exercise the failure paths."""
 
-    judge: str = "pass"
+    #: one outcome per judge: the single judge, or each member of the ensemble in order
+    judges: tuple[str, ...] = ("pass",)
     structural: Any = None
     pre: Any = None
     post: tuple[Any, ...] = ()
@@ -59,9 +60,12 @@ def _play(value: Any) -> Any:
 class Engine:
     name = "planned"
 
+    def __init__(self, index: int) -> None:
+        self.index = index
+
     async def judge(self, request: JudgeRequest, *, timeout_s: float) -> Any:
         PLAN.count("judge")
-        outcome = PLAN.judge
+        outcome = PLAN.judges[self.index]
         if outcome == "pass":
             return Verdict(passed=True, score=1.0)
         if outcome == "fail_retryable":
@@ -82,7 +86,9 @@ class Plugins:
 
     @hookimpl
     def verigate_judge_engines(self) -> Any:
-        return {"planned": lambda config, client=None: Engine()}
+        # "planned" is the single judge (and an ensemble's first member); "planned1", "planned2" the others
+        return {name: (lambda config, client=None, index=index: Engine(index))
+                for index, name in enumerate(ENGINE_NAMES)}
 
     @hookimpl
     def verigate_structural_check(self, candidate: Candidate, termination: Termination) -> Any:
@@ -116,15 +122,26 @@ class SecondPostVerify:
         return _play(PLAN.post[index]) if index < len(PLAN.post) else None
 
 
+ENGINE_NAMES = ("planned", "planned1", "planned2")
+
+
+def _judge_section(judges: int) -> dict[str, Any]:
+    if judges == 1:
+        return {"engine": "planned", "timeout_s": JUDGE_TIMEOUT_S}
+    return {"mode": "unanimous", "timeout_s": JUDGE_TIMEOUT_S,
+            "ensemble": [{"engine": name} for name in ENGINE_NAMES[:judges]]}
+
+
 @pytest.fixture(scope="module")
-def gates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Gate]]:
+def gates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[int, int], Gate]]:
+    """A gate per (revise budget, number of judges): one judge, or a unanimous ensemble of 2 or 3."""
     path = tmp_path_factory.mktemp("gate-properties") / "verigate.db"
     plugins = [Plugins(), SecondPostVerify()]
     built = {
-        budget: Gate.from_config({"judge": {"engine": "planned", "timeout_s": JUDGE_TIMEOUT_S},
-                                  "budget": {"revise": budget}, "hooks": {"timeout_s": 5}},
-                                 plugins=plugins, store=str(path), entry_points=False)
-        for budget in range(4)
+        (budget, judges): Gate.from_config({"judge": _judge_section(judges), "budget": {"revise": budget},
+                                            "hooks": {"timeout_s": 5}},
+                                           plugins=plugins, store=str(path), entry_points=False)
+        for budget in range(4) for judges in (1, 2, 3)
     }
     yield built
     for gate in built.values():
@@ -155,23 +172,41 @@ def _failed_hook(value: Any) -> bool:
         value.action == "revise" and not value.instruction.strip()))
 
 
+JUDGE_ERRORS = ("error", "invalid", "timeout")
+
+
+def _expected_outcome(judges: tuple[str, ...], attempt: int, budget: int) -> tuple[str, str]:
+    """(outcome, policy action) of a run no hook touches, from the unanimous rule stated on its own: any judge's
+    error escalates; every judge passing completes; otherwise a hard fail escalates and retryable fails revise
+    within the budget."""
+    if any(outcome in JUDGE_ERRORS for outcome in judges):
+        return "pending_review", "escalate_verification_error"
+    if all(outcome == "pass" for outcome in judges):
+        return "completed", "accept"
+    if "fail_hard" in judges:
+        return "pending_review", "escalate"
+    return ("revise", "revise") if attempt < budget else ("pending_review", "escalate_budget_exhausted")
+
+
+@pytest.mark.parametrize("judges", [1, 2, 3], ids=["one-judge", "ensemble-of-2", "ensemble-of-3"])
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(judge=judge_plans, structural=structural_plans, pre=pre_plans, post=post_plans, stop=stop_plans,
+@given(data=st.data(), structural=structural_plans, pre=pre_plans, post=post_plans, stop=stop_plans,
        reason=reasons, attempt=st.integers(0, 4), budget=st.integers(0, 3), skip=st.booleans(),
        text=st.sampled_from(["Fixed it; tests pass.", "", "Please run it yourself and paste the output."]))
 def test_invariants_through_the_real_gate(
-    gates: dict[int, Gate], judge: str, structural: Any, pre: Any, post: tuple[Any, ...], stop: Any,
-    reason: TerminationReason, attempt: int, budget: int, skip: bool, text: str,
+    gates: dict[tuple[int, int], Gate], judges: int, data: st.DataObject, structural: Any, pre: Any,
+    post: tuple[Any, ...], stop: Any, reason: TerminationReason, attempt: int, budget: int, skip: bool, text: str,
 ) -> None:
     global PLAN
-    PLAN = Plan(judge=judge, structural=structural, pre=pre, post=post, stop=stop)
+    plan = tuple(data.draw(st.lists(judge_plans, min_size=judges, max_size=judges), label="judges"))
+    PLAN = Plan(judges=plan, structural=structural, pre=pre, post=post, stop=stop)
     skip = skip and attempt % 2 == 0  # skipped runs are a minority
     session = str(uuid.uuid4())
     candidate = Candidate("Fix the failing test.", text, session_id=session, attempt=attempt)
-    result = asyncio.run(gates[budget].finalize(candidate, Termination(reason),
-                                                skip_public_verification=skip))
+    gate = gates[budget, judges]
+    result = asyncio.run(gate.finalize(candidate, Termination(reason), skip_public_verification=skip))
     judge_calls = PLAN.calls.get("judge", 0)
-    assert judge_calls <= 1
+    assert judge_calls <= judges  # each judge at most once
 
     if not reason.hand_off or skip:
         assert (result.outcome, result.status, result.answer) == ("unverified", reason.value, "")
@@ -184,16 +219,25 @@ def test_invariants_through_the_real_gate(
     if unfixable or pre in ("raise", "invalid") or isinstance(pre, PostDecision):
         assert judge_calls == 0
     if result.outcome == "completed":
-        assert not findings and judge == "pass" and judge_calls == 1
+        assert not findings and all(outcome == "pass" for outcome in plan) and judge_calls == judges
         assert not (isinstance(pre, Strengthen) and pre.additional_misses)
         assert not any(_failed_hook(d) or (isinstance(d, PostDecision) and d.action != "accept") for d in post)
         assert stop is None or stop == StopDirective.finalize()
         assert result.answer == text and result.status == "completed"
-    if judge != "pass":
+    if any(outcome != "pass" for outcome in plan):  # one member's fail or error is the ensemble's
         assert result.outcome != "completed"
-    if judge_calls and judge in ("error", "invalid", "timeout"):
+    if judge_calls and any(outcome in JUDGE_ERRORS for outcome in plan):
         assert result.outcome == "pending_review"
         assert result.policy_action in ("escalate_verification_error", "escalate_hook_error")
+    if judge_calls and (structural, pre, post, stop, text) == (None, None, (), None, "Fixed it; tests pass."):
+        assert judge_calls == judges  # every member judged, concurrently, within the one timeout
+        assert (result.outcome, result.policy_action) == _expected_outcome(plan, attempt, budget)
+        if judges > 1:  # the evidence row names each member's verdict
+            evidence = [row.payload for row in gate.store.timeline(session) if row.kind == "evidence"]
+            members = evidence[-1]["judge_members"]
+            assert [member["engine"] for member in members] == list(ENGINE_NAMES[:judges])
+            assert [member["error"] is not None for member in members] == [o in JUDGE_ERRORS for o in plan]
+            assert [member["passed"] for member in members] == [o == "pass" for o in plan]
     if result.outcome == "revise":
         assert result.attempt == attempt < budget and result.follow_up
     if result.outcome == "pending_review":

@@ -7,12 +7,14 @@ import itertools
 from pathlib import Path
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strategies
 from verigate import PostDecision, Reflection, StopDirective, Strengthen, StructuralFinding, Verdict
 from verigate.gate import PolicyInput, combine_verdict, decide, feedback_instruction, unite_strengthen
+from verigate.gate._ensemble import merge_unanimous
 from verigate.gate._policy import JUDGE_NOT_RETRYABLE, is_escalation, judge_is_skipped
 
 PASS = Verdict(passed=True, score=1.0)
@@ -203,9 +205,17 @@ def _judge_failed(inp: PolicyInput) -> bool:
     return inp.judge_verdict is None or not inp.judge_verdict.passed
 
 
+#: every invariant below holds for one judge and for unanimous ensembles of 2 and 3 scripted members, whose merged
+#: verdict is what the policy reads; strategies.unanimous_oracle states the unanimous rule independently
+JUDGES = pytest.mark.parametrize("judges", [1, 2, 3], ids=["one-judge", "ensemble-of-2", "ensemble-of-3"])
+
+
+@JUDGES
 @settings(max_examples=800, deadline=None)
-@given(strategies.policy_inputs)
-def test_completed_needs_structural_ok_judge_pass_no_added_miss_no_escalation(inp: PolicyInput) -> None:
+@given(data=st.data())
+def test_completed_needs_structural_ok_judge_pass_no_added_miss_no_escalation(judges: int,
+                                                                               data: st.DataObject) -> None:
+    inp, judged = data.draw(strategies.judged_policy_inputs(judges))
     decision = decide(inp)
     if decision.outcome == "completed":
         assert inp.hand_off and not inp.skip_public_verification
@@ -216,45 +226,63 @@ def test_completed_needs_structural_ok_judge_pass_no_added_miss_no_escalation(in
         assert not any(d.action == "continue" for d in inp.stop_directives)
         assert not (inp.structural_error or inp.pre_verify_error or inp.post_verify_error or inp.stop_error)
         assert decision.verdict is not None and decision.verdict.passed and decision.action == "accept"
+        assert strategies.unanimous_oracle(judged) == "pass"
 
 
+@JUDGES
 @settings(max_examples=600, deadline=None)
-@given(strategies.policy_inputs, st.lists(strategies.post_decisions, max_size=3),
-       st.lists(strategies.stop_directives, max_size=3))
+@given(data=st.data(), posts=st.lists(strategies.post_decisions, max_size=3),
+       stops=st.lists(strategies.stop_directives, max_size=3))
 def test_no_hook_decision_turns_a_failed_verification_into_completed(
-    inp: PolicyInput, posts: list[PostDecision], stops: list[StopDirective]
+    judges: int, data: st.DataObject, posts: list[PostDecision], stops: list[StopDirective]
 ) -> None:
+    inp, judged = data.draw(strategies.judged_policy_inputs(judges))
     failed = attrs.evolve(inp, judge_verdict=inp.judge_verdict if _judge_failed(inp) else None,
                           post_decisions=tuple(posts), stop_directives=tuple(stops))
     assert decide(failed).outcome != "completed"
+    if strategies.unanimous_oracle(judged) != "pass":  # one member's fail or error is the ensemble's
+        assert decide(attrs.evolve(inp, post_decisions=tuple(posts), stop_directives=tuple(stops))).outcome \
+            != "completed"
 
 
+@JUDGES
 @settings(max_examples=500, deadline=None)
-@given(strategies.policy_inputs, strategies.error_verdicts)
-def test_verification_error_always_ends_pending_review(inp: PolicyInput, error: Verdict) -> None:
-    decision = decide(attrs.evolve(inp, judge_verdict=error, hand_off=True, skip_public_verification=False))
+@given(data=st.data(), error=strategies.error_verdicts)
+def test_verification_error_always_ends_pending_review(judges: int, data: st.DataObject, error: Verdict) -> None:
+    inp, _ = data.draw(strategies.judged_policy_inputs(1))
+    judge_verdict = error
+    if judges > 1:  # any one member's error, wherever it stands, whatever the others said
+        others = data.draw(st.lists(strategies.member_verdicts, min_size=judges - 1, max_size=judges - 1))
+        others.insert(data.draw(st.integers(0, judges - 1)), error)
+        judge_verdict = merge_unanimous(others)
+    decision = decide(attrs.evolve(inp, judge_verdict=judge_verdict, hand_off=True, skip_public_verification=False))
     assert decision.outcome == "pending_review" and is_escalation(decision.action)
     assert decision.follow_up == ""
 
 
+@JUDGES
 @settings(max_examples=600, deadline=None)
-@given(strategies.policy_inputs)
-def test_revise_only_within_budget_and_with_an_instruction(inp: PolicyInput) -> None:
+@given(data=st.data())
+def test_revise_only_within_budget_and_with_an_instruction(judges: int, data: st.DataObject) -> None:
+    inp, judged = data.draw(strategies.judged_policy_inputs(judges))
     decision = decide(inp)
     if decision.outcome == "revise":
         assert inp.attempt < inp.budget
         assert decision.follow_up.strip()
         assert decision.action in ("revise", "continue")
         assert inp.judge_verdict is None or not inp.judge_verdict.is_verification_error
+        assert strategies.unanimous_oracle(judged) != "error"
     else:
         assert decision.follow_up == ""
     if decision.action == "escalate_budget_exhausted":
         assert inp.attempt >= inp.budget
 
 
+@JUDGES
 @settings(max_examples=400, deadline=None)
-@given(strategies.policy_inputs)
-def test_outcome_matches_action_and_is_deterministic(inp: PolicyInput) -> None:
+@given(data=st.data())
+def test_outcome_matches_action_and_is_deterministic(judges: int, data: st.DataObject) -> None:
+    inp, _ = data.draw(strategies.judged_policy_inputs(judges))
     decision = decide(inp)
     assert decision == decide(inp)
     expected = {"accept": "completed", "unverified": "unverified", "revise": "revise", "continue": "revise"}
@@ -263,6 +291,29 @@ def test_outcome_matches_action_and_is_deterministic(inp: PolicyInput) -> None:
     if inp.hand_off and not inp.skip_public_verification:
         assert decision.verdict is not None
         assert not (decision.verdict.passed and decision.verdict.retryable)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(strategies.member_verdicts, min_size=1, max_size=4))
+def test_the_merged_verdict_follows_the_unanimous_rule(judged: list[Verdict]) -> None:
+    merged = merge_unanimous(judged)
+    rule = strategies.unanimous_oracle(tuple(judged))
+    assert ("error" if merged.is_verification_error else "pass" if merged.passed else "fail") == rule
+    if rule == "error":  # the first erring member's code, never a pass or a revise signal
+        assert merged.error == next(v.error for v in judged if v.error is not None)
+        assert not merged.passed and not merged.retryable
+        return
+    expected_misses: list[str] = []
+    for code in (code for verdict in judged for code in verdict.rubric_misses):
+        if code not in expected_misses:
+            expected_misses.append(code)
+    assert list(merged.rubric_misses) == expected_misses
+    assert not (merged.passed and merged.retryable)
+    if rule == "fail":
+        failing = [v for v in judged if not (v.passed and not v.rubric_misses)]
+        assert merged.retryable == all(v.retryable for v in failing)
+    scores = [v.score for v in judged if v.score is not None]
+    assert merged.score == (min(scores) if scores else None)
 
 
 def test_every_combination_exhaustively() -> None:

@@ -14,6 +14,8 @@ from .._plugins import PluginManager, merged_registry
 from ..judge._base import JudgeConfig, JudgeEngine
 from ..redact._egress import Egress
 from ..store._base import Store
+from ._ensemble import MODES
+from ._judging import Ensemble
 
 __all__ = ["build_egress", "build_judge", "open_configured_store", "with_function"]
 
@@ -24,6 +26,13 @@ def with_function(judge: JudgeConfig | None, function: Callable[..., Any], sourc
         raise ConfigError("judge_function must be callable", source=source, field="judge.function")
     if judge is None:
         return JudgeConfig(client="callable", function=function)
+    if judge.ensemble:  # the members that name the runtime's own call get it
+        if not any(member.client == "callable" for member in judge.ensemble):
+            raise ConfigError("judge_function is given but no member of judge.ensemble has client: callable",
+                              source=source, field="judge.ensemble")
+        return attrs.evolve(judge, ensemble=tuple(
+            attrs.evolve(member, function=function) if member.client == "callable" else member
+            for member in judge.ensemble))
     if judge.client not in (None, "callable"):
         raise ConfigError(f"judge_function is given but judge.client is {judge.client!r} (use 'callable')",
                           source=source, field="judge.client")
@@ -39,23 +48,34 @@ def _factory_call(what: str, factory: Callable[..., Any], **kwargs: Any) -> Any:
         raise PluginError(f"{what} could not be created: {type(exc).__name__}: {exc}") from exc
 
 
-def build_judge(manager: PluginManager, config: Config) -> JudgeEngine | None:
-    """The configured engine over its client; an unknown name is a ConfigError naming the key."""
+def build_judge(manager: PluginManager, config: Config) -> JudgeEngine | Ensemble | None:
+    """The configured engine over its client (or the ensemble of the members' engines); an unknown name is a
+    ConfigError naming the key."""
     judge = config.judge
     if judge is None:
         return None
+    if judge.ensemble:
+        if judge.mode not in MODES:
+            raise ConfigError(f"judge.mode is {judge.mode!r}; allowed: {', '.join(MODES)}", source=config.source,
+                              field="judge.mode")
+        return Ensemble([(member, _engine(manager, member, config.source, f"judge.ensemble[{index}]"))
+                         for index, member in enumerate(judge.ensemble)], mode=judge.mode)
+    return _engine(manager, judge, config.source, "judge")
+
+
+def _engine(manager: PluginManager, judge: JudgeConfig, source: str, where: str) -> JudgeEngine:
     engines = merged_registry(manager, "verigate_judge_engines")
     if judge.engine not in engines:
         known = ", ".join(sorted(engines)) or "none"
         raise ConfigError(f"unknown judge engine {judge.engine!r} (registered: {known})",
-                          source=config.source, field="judge.engine")
+                          source=source, field=f"{where}.engine")
     client = None
     if judge.client is not None:
         clients = merged_registry(manager, "verigate_model_clients")
         if judge.client not in clients:
             known = ", ".join(sorted(clients)) or "none"
             raise ConfigError(f"unknown model client {judge.client!r} (registered: {known})",
-                              source=config.source, field="judge.client")
+                              source=source, field=f"{where}.client")
         client = _factory_call(f"model client {judge.client!r}", clients[judge.client], config=judge)
     engine = _factory_call(f"judge engine {judge.engine!r}", engines[judge.engine], config=judge, client=client)
     if not isinstance(engine, JudgeEngine):

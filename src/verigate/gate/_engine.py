@@ -29,7 +29,9 @@ from ..store._base import Store
 from ._assembly import build_egress, build_judge, open_configured_store, with_function
 from ._containment import deferring_interrupts
 from ._convert import unstructure
-from ._judging import call_judge
+from ._ensemble import judge_label
+from ._judge_cache import JudgeCache
+from ._judging import Ensemble, judge_candidate
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
@@ -73,7 +75,7 @@ class Gate:
         config: Config,
         manager: PluginManager,
         store: Store,
-        judge: JudgeEngine | None,
+        judge: JudgeEngine | Ensemble | None,
         egress: Egress,
         owns_store: bool = False,
         context: StageContext | None = None,
@@ -85,6 +87,8 @@ class Gate:
         self.store = store
         self.judge = judge
         self.egress = egress
+        #: the judge-call cache (``judge.cache``), None when off
+        self.judge_cache = JudgeCache.of(config.judge, store)
         self._owns_store = owns_store
         self._redaction_cache: dict[str, RedactionResult] = {}
         self._structural = handlers(manager, "verigate_structural_check")
@@ -206,7 +210,7 @@ class Gate:
     ) -> FinalizeResult:
         egress = MemoEgress(self.egress.redactors, self._redaction_cache)
         records = Records(self.store, egress)
-        judge_engine = self.config.judge.engine if self.config.judge is not None else None
+        judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
             return await asyncio.to_thread(Attempt.unverified, candidate, termination, records, judge_engine, skip)
@@ -222,10 +226,11 @@ class Gate:
                                      timeout_s)
         strengthen = unite_strengthen(pre_verify.decisions)
         findings = tuple(structural.decisions)
-        judge_verdict = None
+        judge_verdict = judgment = None
         if not judge_is_skipped(findings, hook_error=structural.error or pre_verify.error):
-            judge_verdict = await call_judge(self.judge, self.config.judge, run.redacted, strengthen, deadline,
-                                             egress)
+            judgment = await judge_candidate(self.judge, self.config.judge, run.redacted, strengthen, deadline,
+                                             egress, self.judge_cache)
+            judge_verdict = judgment.verdict
         verdict = combine_verdict(findings, strengthen, judge_verdict)
         policy_input = PolicyInput(
             structural_findings=findings,
@@ -248,7 +253,8 @@ class Gate:
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
                  decision.outcome, f" ({decision.reason})" if decision.reason else "")
         hook_records = pre_verify.records + post_verify.records + stop.records
-        judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None)
+        judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None,
+                        judgment=judgment)
         return await asyncio.to_thread(run.conclude, judged)
 
 

@@ -26,6 +26,7 @@ from ..redact._egress import Egress
 from ..store._base import SessionRecord, Store
 from ._containment import contain
 from ._convert import parse_candidate, unstructure
+from ._judging import Judgment
 from ._policy import Decision, PolicyInput, decide
 from ._redaction import WITHHELD, Redacted, redact
 
@@ -127,6 +128,8 @@ class Judged:
     strengthen: Strengthen
     hook_records: tuple[HookRecord, ...]
     judge_called: bool
+    #: how the judge stage reached its verdict (ensemble members, the cache); None when it did not run
+    judgment: Judgment | None = None
 
 
 def _counted_attempt(candidate: Candidate, records: Records) -> int:
@@ -207,6 +210,10 @@ class Attempt:
         clean = records.clean
         verdict = decision.verdict
         session_id = candidate.session_id
+
+        def judge_fields() -> dict[str, Any]:
+            return clean(judged.judgment.record()) if judged.judgment is not None else {}
+
         records.timeline(session_id, "verdict", lambda: {
             "attempt": attempt, "turn_id": clean(candidate.turn_id), "verdict": clean(unstructure(verdict)),
             "policy_action": decision.action, "outcome": decision.outcome,
@@ -217,6 +224,7 @@ class Attempt:
             "strengthen": clean(unstructure(judged.strengthen)),
             "hook_records": clean(unstructure(judged.hook_records)), "judge_called": judged.judge_called,
             "judge_engine": clean(self.judge_engine) if self.judge_engine is not None else None,
+            **judge_fields(),
         })
         records.ledger(lambda: {
             "session_id": session_id, "turn_id": clean(candidate.turn_id), "attempt": attempt,
@@ -228,7 +236,12 @@ class Attempt:
             "engine": clean(verdict.engine) if verdict is not None else "",
             "hook_records": clean(unstructure(judged.hook_records)),
             "candidate_sha256": _sha256(self.stored_candidate),
+            **judge_fields(),
         })
+        judgment = judged.judgment
+        if judgment is not None and judgment.cache is not None:  # best effort, after the decision's own rows
+            for entry in judgment.to_cache:
+                records.write("cache_verdict", judgment.cache.write, entry)
 
     def _result(self, decision: Decision, state: SessionState, findings: tuple[Any, ...],
                 hook_records: tuple[HookRecord, ...], **fields: Any) -> FinalizeResult:

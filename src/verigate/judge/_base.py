@@ -13,6 +13,7 @@ __all__ = [
     "MAX_JUDGE_TIMEOUT_S",
     "ChatRequest",
     "DecisionClient",
+    "JudgeCacheConfig",
     "JudgeCaps",
     "JudgeConfig",
     "JudgeEngine",
@@ -39,6 +40,14 @@ class JudgeCaps:
 
 
 @attrs.frozen
+class JudgeCacheConfig:
+    """``judge.cache``: an identical redacted judge request within ``ttl_s`` seconds reuses the stored verdict
+    (opt-in; see docs/judges.md "The judge-call cache")."""
+
+    ttl_s: float
+
+
+@attrs.frozen
 class JudgeConfig:
     """The ``judge:`` section of verigate.yaml (names are a contract, see README)."""
 
@@ -55,6 +64,12 @@ class JudgeConfig:
     options: Mapping[str, Any] = attrs.field(factory=dict)
     #: for ``client: callable`` only, given in Python: ``fn(ChatRequest) -> str`` (sync or async)
     function: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
+    #: a unanimous ensemble (``judge.ensemble``): each member is an engine section of its own; empty = one judge
+    ensemble: tuple[JudgeConfig, ...] = ()
+    #: how the ensemble's verdicts combine: "unanimous" is the only mode (set with ``ensemble``)
+    mode: Literal["unanimous"] | None = None
+    #: the judge-call cache; None (default) = off
+    cache: JudgeCacheConfig | None = None
 
     @property
     def effective_timeout_s(self) -> float:

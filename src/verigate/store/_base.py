@@ -131,4 +131,11 @@ class Store(Protocol):
     def verify_ledger(self) -> int:
         """Re-hash the chain; return the number of rows or raise LedgerTamperedError naming the first bad row."""
 
+    # the judge-call cache (``judge.cache``): best effort for the gate, like the records
+    def cached_verdict(self, key: str) -> Mapping[str, Any] | None:
+        """The entry stored under ``key`` (a sha256 hex digest) that has not expired by the store's clock, else
+        None. The caller validates it (the gate reads it like a fresh judge reply)."""
+    def cache_verdict(self, key: str, verdict: Mapping[str, Any], ttl_s: float) -> None:
+        """Store (or replace) the entry under ``key``, expiring ``ttl_s`` seconds from now by the store's clock."""
+
     def close(self) -> None: ...

@@ -75,6 +75,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER ledger_no_delete BEFORE DELETE ON ledger
            BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END""",
     ),
+    (
+        # the judge-call cache: one entry per key (sha256 hex), gone once expires_at has passed
+        """CREATE TABLE judge_cache (
+            cache_key TEXT PRIMARY KEY,
+            entry TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX judge_cache_by_expiry ON judge_cache (expires_at)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -56,6 +56,17 @@ _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeEncodeError)
 _POLL_S = 0.1
 
 
+#: a verdict entry is a few hundred characters; far more is not one verigate wrote
+MAX_CACHE_ENTRY_CHARS = 256_000
+#: ten years: past that an expiry timestamp stops being a meaningful bound
+MAX_CACHE_TTL_S = 315_360_000.0
+
+
+def _check_cache_key(key: object) -> None:
+    if not isinstance(key, str) or not _HASH.fullmatch(key):
+        raise StoreError("a judge cache key is a sha256 hex digest (64 lowercase hex characters)", field="key")
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -525,6 +536,42 @@ class SqliteStore:
                 return verify_chain(self._ledger_rows(conn), source=self.path, head=(head[0], head[1]))
             finally:
                 conn.execute("ROLLBACK")
+
+    # the judge-call cache
+
+    def cached_verdict(self, key: str) -> Mapping[str, Any] | None:
+        """The unexpired entry under ``key`` (read strictly: a damaged one is a StoreError), else None."""
+        _check_cache_key(key)
+        with self._reading("reading the judge cache") as conn:
+            row = conn.execute("SELECT entry FROM judge_cache WHERE cache_key = ? AND expires_at > ?",
+                               (key, self._now())).fetchone()
+        if row is None:
+            return None
+        if not isinstance(row[0], str) or len(row[0]) > MAX_CACHE_ENTRY_CHARS:
+            raise StoreError("a stored judge cache entry is not text of a bounded size", source=self.path)
+        entry = self._load(row[0], "judge cache entry")
+        if not isinstance(entry, dict):
+            raise StoreError("a stored judge cache entry is not a JSON object", source=self.path)
+        return entry
+
+    def cache_verdict(self, key: str, verdict: Mapping[str, Any], ttl_s: float) -> None:
+        """Store or replace the entry; expired entries are dropped in the same transaction (the TTL bounds the
+        table)."""
+        _check_cache_key(key)
+        if not (isinstance(ttl_s, int | float) and not isinstance(ttl_s, bool) and math.isfinite(ttl_s)
+                and 0 < ttl_s <= MAX_CACHE_TTL_S):
+            raise StoreError(f"ttl_s must be a number in (0, {MAX_CACHE_TTL_S:g}], got {ttl_s!r}", field="ttl_s")
+        entry = canonical_json(verdict, field="verdict")
+        if len(entry) > MAX_CACHE_ENTRY_CHARS:
+            raise StoreError(f"a judge cache entry is limited to {MAX_CACHE_ENTRY_CHARS} characters",
+                             field="verdict")
+        with self._writing("writing the judge cache") as conn:
+            moment = self._clock()
+            now = format_timestamp(moment)
+            conn.execute("DELETE FROM judge_cache WHERE expires_at <= ?", (now,))
+            conn.execute("INSERT OR REPLACE INTO judge_cache (cache_key, entry, created_at, expires_at) "
+                         "VALUES (?, ?, ?, ?)",
+                         (key, entry, now, format_timestamp(moment + timedelta(seconds=ttl_s))))
 
     def close(self) -> None:
         with self._lock:
