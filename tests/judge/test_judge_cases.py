@@ -106,3 +106,50 @@ def test_every_case_goes_through_the_gate_and_its_judge_plumbing() -> None:
     for case, outcome in zip(cases, outcomes, strict=True):
         assert (outcome == "completed") == (case["label"] == "complete"), (case["id"], outcome)
     assert set(seen) >= {case["id"] for case in cases if case["label"] == "complete"}
+
+
+def test_the_shipped_set_runs_through_the_gates_judge_and_every_figure_matches_a_hand_count() -> None:
+    """The plumbing, end to end in process: the shipped file read by the real reader, each case judged by the
+    gate's real judging path (prompt, redaction, parser) with a scripted model that knows the labels but gets every
+    ``*-01`` case wrong and errors on every ``*-02`` case; the figures counted by hand from the file."""
+    import asyncio
+    import json
+
+    from verigate import Gate
+    from verigate.gate import evaluate_judge
+    from verigate.judge import read_judge_cases
+    from verigate.testing import verdict_reply
+
+    raw = _cases()
+    by_text = {case["final_text"]: case for case in raw}
+
+    def model(request: Any) -> str:
+        prompt = request.user
+        # the longest final text the prompt holds: one case's text may be a prefix of another's
+        matches = [text for text in by_text if text in prompt or json.dumps(text)[1:-1] in prompt]
+        assert matches, "every prompt carries its case's final text"
+        case = by_text[max(matches, key=len)]
+        if case["id"].endswith("-02"):
+            return "this is no verdict"
+        passed = (case["label"] == "complete") != case["id"].endswith("-01")
+        return verdict_reply(passed, () if passed else ("work_incomplete",))
+
+    gate = Gate.from_config({"judge": {"client": "callable", "model": "scripted"}, "store": {"url": ":memory:"}},
+                            judge_function=model)
+    try:
+        quality = asyncio.run(evaluate_judge(gate, read_judge_cases(CASES), concurrency=4))
+    finally:
+        gate.close()
+    # by hand, from the file alone
+    judged = [case for case in raw if not case["id"].endswith("-02")]
+    right = [case for case in judged if not case["id"].endswith("-01")]
+    wrong = [case for case in judged if case["id"].endswith("-01")]
+    tp = sum(case["label"] == "complete" for case in right)
+    tn = sum(case["label"] == "incomplete" for case in right)
+    fn = sum(case["label"] == "complete" for case in wrong)
+    fp = sum(case["label"] == "incomplete" for case in wrong)
+    agreement = quality.agreement
+    assert (agreement.tp, agreement.tn, agreement.fn, agreement.fp) == (tp, tn, fn, fp)
+    assert agreement.errors == len(raw) - len(judged) > 0
+    assert agreement.accuracy == pytest.approx((tp + tn) / len(judged))
+    assert set(quality.errors_by_reason) == {"invalid_judge_response"}

@@ -20,7 +20,7 @@ from ..judge._usage import JudgeUsage, collecting_usage
 from ..redact._base import RedactionResult
 from ._containment import contain
 from ._engine import Gate
-from ._judging import _prepare, call_judge
+from ._judging import call_judge, prepare_judge
 from ._redaction import WITHHELD, MemoEgress, Redacted, redact
 
 __all__ = ["MAX_CONCURRENCY", "MAX_REPEAT", "evaluate_judge"]
@@ -85,7 +85,7 @@ async def evaluate_judge(gate: Gate, cases: Sequence[JudgeCase], *, repeat: int 
         # the client's one-time preparation (an SDK imported at first use: seconds) before the first timed call, as
         # the gate does before its judge timeout starts; a failure here fails each call again, as an error. Bounded:
         # a preparation that hangs past the judge's longest timeout gives up here (each call then prepares itself)
-        await _prepare(gate.judge, gate.config.judge.engine, time.monotonic() + MAX_JUDGE_TIMEOUT_S)
+        await prepare_judge(gate.judge, gate.config.judge, time.monotonic() + MAX_JUDGE_TIMEOUT_S)
     # a fixed pool of workers takes the judgments in order (round by round): never more tasks than calls in flight
     order = iter([(round_, index) for round_ in range(repeat) for index in range(len(cases))])
     results: dict[tuple[int, int], Judgment] = {}

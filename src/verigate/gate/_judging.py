@@ -25,7 +25,7 @@ from ._ensemble import ENSEMBLE_ENGINE, merge_unanimous
 from ._judge_cache import CacheEntry, JudgeCache, cache_key, entry_of
 from ._redaction import Redacted
 
-__all__ = ["Ensemble", "Judgment", "MemberJudgment", "call_judge", "judge_candidate"]
+__all__ = ["Ensemble", "Judgment", "MemberJudgment", "call_judge", "judge_candidate", "prepare_judge"]
 
 log = get_logger("verigate.gate")
 
@@ -200,6 +200,13 @@ def _cache_keys(cache: JudgeCache | None, members: Sequence[tuple[JudgeConfig, J
         except StoreError as exc:  # an option that is not JSON: this member is judged, not cached
             log.warning("judge cache: no key for %s (%s); judging without the cache", config.engine, exc)
     return keys
+
+
+async def prepare_judge(judge: JudgeEngine | Ensemble, config: JudgeConfig, deadline: float | None) -> None:
+    """Let every engine (each member of an ensemble) load what its calls need, before any call is timed; a failure
+    is not raised here: each call then prepares itself again and fails as a verification error."""
+    members = judge.members if isinstance(judge, Ensemble) else ((config, judge),)
+    await asyncio.gather(*(_prepare(engine, member.engine, deadline) for member, engine in members))
 
 
 async def judge_candidate(judge: JudgeEngine | Ensemble | None, config: JudgeConfig | None, redacted: Redacted,

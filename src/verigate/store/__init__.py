@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .._face import present as _present
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Store, TimelineRow
+from ._cache_entry import MAX_CACHE_ENTRY_CHARS, MAX_CACHE_TTL_S, cache_entry_text, check_cache_key, read_cache_entry
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock
 from ._open import StoreOpener, open_store
@@ -13,6 +14,8 @@ from ._sqlite import DEFAULT_STORE_PATH, SqliteStore
 __all__ = [
     "DEFAULT_STORE_PATH",
     "GENESIS_HASH",
+    "MAX_CACHE_ENTRY_CHARS",
+    "MAX_CACHE_TTL_S",
     "Clock",
     "LedgerRow",
     "PendingReview",
@@ -22,10 +25,13 @@ __all__ = [
     "Store",
     "StoreOpener",
     "TimelineRow",
+    "cache_entry_text",
     "canonical_json",
+    "check_cache_key",
     "ledger_row_hash",
     "ledger_row_hash_of_json",
     "open_store",
+    "read_cache_entry",
     "verify_chain",
 ]
 

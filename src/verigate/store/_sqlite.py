@@ -26,6 +26,7 @@ from .._errors import LedgerTamperedError, ReviewError, StoreError
 from .._logging import get_logger
 from .._models import SessionState
 from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, TimelineRow
+from ._cache_entry import cache_entry_text, check_cache_key, read_cache_entry
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock, format_timestamp, utc_now
 from ._schema import MIGRATIONS, SCHEMA_VERSION
@@ -56,15 +57,7 @@ _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeEncodeError)
 _POLL_S = 0.1
 
 
-#: a verdict entry is a few hundred characters; far more is not one verigate wrote
-MAX_CACHE_ENTRY_CHARS = 256_000
-#: ten years: past that an expiry timestamp stops being a meaningful bound
-MAX_CACHE_TTL_S = 315_360_000.0
 
-
-def _check_cache_key(key: object) -> None:
-    if not isinstance(key, str) or not _HASH.fullmatch(key):
-        raise StoreError("a judge cache key is a sha256 hex digest (64 lowercase hex characters)", field="key")
 
 
 def _sha256(text: str) -> str:
@@ -541,30 +534,19 @@ class SqliteStore:
 
     def cached_verdict(self, key: str) -> Mapping[str, Any] | None:
         """The unexpired entry under ``key`` (read strictly: a damaged one is a StoreError), else None."""
-        _check_cache_key(key)
+        check_cache_key(key)
         with self._reading("reading the judge cache") as conn:
             row = conn.execute("SELECT entry FROM judge_cache WHERE cache_key = ? AND expires_at > ?",
                                (key, self._now())).fetchone()
         if row is None:
             return None
-        if not isinstance(row[0], str) or len(row[0]) > MAX_CACHE_ENTRY_CHARS:
-            raise StoreError("a stored judge cache entry is not text of a bounded size", source=self.path)
-        entry = self._load(row[0], "judge cache entry")
-        if not isinstance(entry, dict):
-            raise StoreError("a stored judge cache entry is not a JSON object", source=self.path)
-        return entry
+        return read_cache_entry(row[0], source=self.path)
 
     def cache_verdict(self, key: str, verdict: Mapping[str, Any], ttl_s: float) -> None:
         """Store or replace the entry; expired entries are dropped in the same transaction (the TTL bounds the
         table)."""
-        _check_cache_key(key)
-        if not (isinstance(ttl_s, int | float) and not isinstance(ttl_s, bool) and math.isfinite(ttl_s)
-                and 0 < ttl_s <= MAX_CACHE_TTL_S):
-            raise StoreError(f"ttl_s must be a number in (0, {MAX_CACHE_TTL_S:g}], got {ttl_s!r}", field="ttl_s")
-        entry = canonical_json(verdict, field="verdict")
-        if len(entry) > MAX_CACHE_ENTRY_CHARS:
-            raise StoreError(f"a judge cache entry is limited to {MAX_CACHE_ENTRY_CHARS} characters",
-                             field="verdict")
+        check_cache_key(key)
+        entry = cache_entry_text(verdict, ttl_s)
         with self._writing("writing the judge cache") as conn:
             moment = self._clock()
             now = format_timestamp(moment)

@@ -33,8 +33,11 @@ from verigate.store import (
     ReviewStatus,
     SessionRecord,
     TimelineRow,
+    cache_entry_text,
     canonical_json,
+    check_cache_key,
     ledger_row_hash_of_json,
+    read_cache_entry,
     verify_chain,
 )
 
@@ -55,9 +58,6 @@ _REVIEW_COLUMNS = ("review_id, session_id, status, policy_action, reason, pendin
                    "created_at, resolved_at, resolved_by, note")
 _LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
 _HASH = re.compile(r"[0-9a-f]{64}")
-#: the bounds of SQLite's judge cache, so an entry one backend takes the other takes too
-MAX_CACHE_ENTRY_CHARS = 256_000
-MAX_CACHE_TTL_S = 315_360_000.0  # ten years: past that an expiry timestamp stops being a meaningful bound
 #: one arbitrary constant: the advisory lock that serializes migrations of one database
 _MIGRATION_LOCK = 0x76657269_67617465 & 0x7FFF_FFFF_FFFF_FFFF
 _Decision = Literal["approved", "rejected", "expired"]
@@ -67,10 +67,6 @@ Conn = psycopg.Connection[Any]
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-
-def _check_cache_key(key: object) -> None:
-    if not isinstance(key, str) or not _HASH.fullmatch(key):
-        raise StoreError("a judge cache key is a sha256 hex digest (64 lowercase hex characters)", field="key")
 
 
 def _finite(value: object, name: str) -> float:
@@ -382,30 +378,19 @@ class PostgresStore:
 
     def cached_verdict(self, key: str) -> Mapping[str, Any] | None:
         """The unexpired entry under ``key`` (read strictly: a damaged one is a StoreError), else None."""
-        _check_cache_key(key)
+        check_cache_key(key)
         row = self._connector.run("reading the judge cache", lambda conn: conn.execute(
             "SELECT entry FROM verigate_judge_cache WHERE cache_key = %s AND expires_at > %s",
             (key, self._now())).fetchone(), transaction=False)
         if row is None:
             return None
-        if not isinstance(row[0], str) or len(row[0]) > MAX_CACHE_ENTRY_CHARS:
-            raise StoreError("a stored judge cache entry is not text of a bounded size", source=self.url)
-        entry = self._load(row[0], "judge cache entry")
-        if not isinstance(entry, dict):
-            raise StoreError("a stored judge cache entry is not a JSON object", source=self.url)
-        return entry
+        return read_cache_entry(row[0], source=self.url)
 
     def cache_verdict(self, key: str, verdict: Mapping[str, Any], ttl_s: float) -> None:
         """Store or replace the entry; expired entries are dropped in the same transaction (the TTL bounds the
         table)."""
-        _check_cache_key(key)
-        if not (isinstance(ttl_s, int | float) and not isinstance(ttl_s, bool) and math.isfinite(ttl_s)
-                and 0 < ttl_s <= MAX_CACHE_TTL_S):
-            raise StoreError(f"ttl_s must be a number in (0, {MAX_CACHE_TTL_S:g}], got {ttl_s!r}", field="ttl_s")
-        entry = canonical_json(verdict, field="verdict")
-        if len(entry) > MAX_CACHE_ENTRY_CHARS:
-            raise StoreError(f"a judge cache entry is limited to {MAX_CACHE_ENTRY_CHARS} characters",
-                             field="verdict")
+        check_cache_key(key)
+        entry = cache_entry_text(verdict, ttl_s)
 
         def work(conn: Conn) -> None:
             moment = self._clock()
