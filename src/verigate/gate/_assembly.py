@@ -11,7 +11,9 @@ import attrs
 from .._config import Config
 from .._errors import ConfigError, PluginError, VerigateError
 from .._plugins import PluginManager, merged_registry
+from .._telemetry import telemetry_of
 from ..judge._base import JudgeConfig, JudgeEngine
+from ..judge._observed import observed_client
 from ..redact._egress import Egress
 from ..store._base import Store
 
@@ -57,10 +59,22 @@ def build_judge(manager: PluginManager, config: Config) -> JudgeEngine | None:
             raise ConfigError(f"unknown model client {judge.client!r} (registered: {known})",
                               source=config.source, field="judge.client")
         client = _factory_call(f"model client {judge.client!r}", clients[judge.client], config=judge)
+        client = _observed(client, manager, config)
     engine = _factory_call(f"judge engine {judge.engine!r}", engines[judge.engine], config=judge, client=client)
     if not isinstance(engine, JudgeEngine):
         raise PluginError(f"judge engine {judge.engine!r} does not implement async judge(request, *, timeout_s)")
     return engine
+
+
+def _observed(client: object, manager: PluginManager, config: Config) -> object:
+    """The client, wrapped so that each model call is told to the installed observers (itself without any)."""
+    telemetry = telemetry_of(manager)
+    if not telemetry.enabled:
+        return client
+    assert config.judge is not None
+    # the content an observer asked for passes the configured redactors (the gate's own egress is built later)
+    egress = build_egress(manager, config) if telemetry.capture_content else None
+    return observed_client(client, config.judge, telemetry, egress)
 
 
 def build_egress(manager: PluginManager, config: Config) -> Egress:

@@ -33,6 +33,7 @@ from ._clients import (
 )
 from ._jev import DEFAULT_JEV_MODEL, VERDICT_OPTIONS, JevJudge, jev_request_body
 from ._llm import LLMJudge
+from ._observed import report_usage
 from ._prompt import build_chat_request, neutralise, wire_schema
 from ._trust import check_trust
 from ._verdict import VERDICT_SCHEMA, parse_verdict, verdict_object_from_text
@@ -70,6 +71,7 @@ __all__ = [
     "parse_verdict",
     "read_capped",
     "reply_json",
+    "report_usage",
     "require_model",
     "tls_context",
     "verdict_object_from_text",

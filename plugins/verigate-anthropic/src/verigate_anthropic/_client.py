@@ -27,6 +27,7 @@ from verigate.judge import (
     option,
     read_capped,
     reply_json,
+    report_usage,
     require_model,
     tls_context,
 )
@@ -136,6 +137,12 @@ class AnthropicClient:
 def _content_blocks(body: bytes) -> list[Any]:
     """The content blocks of a Messages API reply (read strictly); anything else is ``invalid_judge_response``."""
     data = reply_json(body)
+    if isinstance(data, dict):  # for the installed observers: token counts, model, id, stop reason
+        found = data.get("usage")
+        usage = found if isinstance(found, dict) else {}
+        report_usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                     response_model=data.get("model"), response_id=data.get("id"),
+                     finish_reason=data.get("stop_reason"))
     blocks = data.get("content") if isinstance(data, dict) else None
     if not isinstance(blocks, list):
         raise JudgeError("invalid_judge_response", "the reply is not a Messages API message")

@@ -21,6 +21,7 @@ from verigate.judge import (
     option,
     read_capped,
     reply_json,
+    report_usage,
     require_model,
     tls_context,
 )
@@ -130,6 +131,7 @@ class OpenAIClient:
 def _message_content(body: bytes) -> str:
     """The assistant text of a chat.completion body; anything else is ``invalid_judge_response``."""
     data = reply_json(body)
+    _report_usage(data)
     try:
         message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError) as exc:
@@ -142,3 +144,16 @@ def _message_content(body: bytes) -> str:
     if not isinstance(content, str) or not content.strip():
         raise JudgeError("invalid_judge_response", "the reply has no text content")
     return content
+
+
+def _report_usage(data: object) -> None:
+    """The token counts, model, id and finish reason of a chat.completion, for the installed observers."""
+    if not isinstance(data, dict):
+        return
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    report_usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                 response_model=data.get("model"), response_id=data.get("id"),
+                 finish_reason=first.get("finish_reason"))
