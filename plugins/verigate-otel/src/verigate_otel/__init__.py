@@ -42,7 +42,6 @@ class OtelPlugin:
 
     def __init__(self, *, tracer_provider: TracerProvider | None = None, logger_provider: Any = None,
                  capture_content: bool | None = None, evaluation_event: Literal["span", "log"] | None = None) -> None:
-        self.__name__ = "verigate-otel"
         self._arguments: dict[str, Any] = {"tracer_provider": tracer_provider, "logger_provider": logger_provider,
                                            "capture_content": capture_content, "evaluation_event": evaluation_event}
 
