@@ -25,6 +25,7 @@ HEADERS = {
     "bench_redact.py": "MB/s",
     "bench_evidence.py": "verify throughput",
     "bench_store.py": "store rows/s",
+    "bench_otel.py": "ratio with / without",
     "bench_stop_hook.py": "python -c pass",
     "bench_selfgate_hook.py": "pre-tool-use, first call",
     "bench_runtime_claude_agent_sdk.py": "gated run",
