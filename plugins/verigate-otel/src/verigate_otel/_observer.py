@@ -149,11 +149,13 @@ class OtelObserver:
         self._logger_provider = logger_provider
         self._tracer: Tracer | None = None
         self._logger: Any = None
+        # the API would load the provider this names at its first use (read once: the environment is set at start)
+        self._named_provider = bool(os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"))
         if tracer_provider is not None:
             self._tracer = tracer_provider.get_tracer(_SCOPE, _version())
 
     def _load(self) -> Tracer | None:
-        if "opentelemetry.trace" not in sys.modules and not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
+        if "opentelemetry.trace" not in sys.modules and not self._named_provider:
             return None  # nothing uses OpenTelemetry here: no SDK, nothing to record
         from opentelemetry import trace
 
