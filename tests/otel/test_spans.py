@@ -283,3 +283,17 @@ def test_an_observer_without_start_is_ignored(otel: Otel) -> None:
     gate = otel.gate(judge_function=lambda chat: verdict(True), plugins=(NotAnObserver(),))
     assert finalize(gate, Candidate(request="r", final_text="done")).outcome == "completed"
     assert len(otel.spans("verigate.finalize")) == 1
+
+
+def test_usage_of_the_wrong_types_is_left_out_and_reporting_outside_a_call_does_nothing(otel: Otel) -> None:
+    report_usage(input_tokens=1, output_tokens=2)  # no observed call: nothing to tell, nothing raised
+
+    def judge(chat: Any) -> str:
+        report_usage(input_tokens=True, output_tokens=-3, response_model="a model name with spaces",
+                     response_id=12, finish_reason=None)
+        return verdict(True)
+
+    gate = otel.gate(judge_function=judge)
+    assert finalize(gate, Candidate(request="r", final_text="done")).outcome == "completed"
+    [chat] = otel.spans("chat m1")
+    assert not any(key.startswith(("gen_ai.usage", "gen_ai.response")) for key in chat.attributes or {})
