@@ -82,6 +82,8 @@ class ObservedChatClient:
         }
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_client":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self._client, name)
 
     async def prepare(self) -> None:
