@@ -26,6 +26,7 @@ HEADERS = {
     "bench_evidence.py": "verify throughput",
     "bench_store.py": "store rows/s",
     "bench_store_workers.py": "PostgreSQL/SQLite",
+    "bench_otel.py": "ratio with / without",
     "bench_stop_hook.py": "python -c pass",
     "bench_selfgate_hook.py": "pre-tool-use, first call",
     "bench_runtime_claude_agent_sdk.py": "gated run",

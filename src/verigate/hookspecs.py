@@ -8,8 +8,8 @@ Plug-ins implement hooks with ``@verigate.hookimpl`` and register through the en
 Two families:
 
 * **Registries** (``verigate_judge_engines``, ``verigate_model_clients``, ``verigate_rule_kinds``,
-  ``verigate_trace_rules``, ``verigate_redactors``, ``verigate_store_backends``): called once when a Gate (or
-  grader, rule engine, store) is built; results are merged. A name registered twice is a
+  ``verigate_trace_rules``, ``verigate_redactors``, ``verigate_store_backends``, ``verigate_observer``): called once
+  when a Gate (or grader, rule engine, store) is built; results are merged. A name registered twice is a
   :class:`~verigate.PluginError` — a plug-in never silently replaces another's engine, client, kind, rule or store.
 * **Decision stages** (``verigate_structural_check``, ``verigate_pre_verify``, ``verigate_post_verify``,
   ``verigate_stop``): the gate calls each implementation *itself*, one by one, in the documented order
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         Verdict,
     )
     from ._plugins import PluginManager
+    from ._telemetry import Observer
     from .redact._base import Redactor
     from .store import StoreOpener
 
@@ -103,6 +104,20 @@ def verigate_redactors(config: RedactionConfig, manager: PluginManager) -> Seque
     ``trylast`` moving an implementation to the front or back — and are concatenated and applied in that order.
     Whatever the order, each redactor only ever removes information: none can put back what another removed. A
     redactor that raises stops the egress (fail closed: nothing is sent or stored).
+    """
+
+
+@hookspec
+def verigate_observer() -> Observer | None:
+    """An observer of the gate and the trace grader (telemetry), or None (the interface: ``Observer`` below).
+
+    Called once when a Gate (or a ``grade_many`` call) is built; every observer returned is told of every finalize,
+    decision stage, judge model call and graded source (``observer.start(kind, attributes, current=...)`` returning
+    a span with ``end(attributes, error)``), with codes, counts and configured names only — never candidate text.
+    An observer with ``capture_content = True`` also gets the judge call's request and reply, redacted by the
+    gate's redactors first. Whatever an observer raises is contained and logged: telemetry never changes a
+    decision. Without an implementation the gate starts no span at all. ``verigate-agents-otel`` implements it
+    with OpenTelemetry (see docs/telemetry.md).
     """
 
 

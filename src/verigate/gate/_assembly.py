@@ -11,7 +11,9 @@ import attrs
 from .._config import Config
 from .._errors import ConfigError, PluginError, VerigateError
 from .._plugins import PluginManager, merged_registry
+from .._telemetry import telemetry_of
 from ..judge._base import JudgeConfig, JudgeEngine
+from ..judge._observed import observed_client
 from ..redact._egress import Egress
 from ..store._base import Store
 from ._ensemble import MODES
@@ -58,12 +60,13 @@ def build_judge(manager: PluginManager, config: Config) -> JudgeEngine | Ensembl
         if judge.mode not in MODES:
             raise ConfigError(f"judge.mode is {judge.mode!r}; allowed: {', '.join(MODES)}", source=config.source,
                               field="judge.mode")
-        return Ensemble([(member, _engine(manager, member, config.source, f"judge.ensemble[{index}]"))
+        return Ensemble([(member, _engine(manager, member, config, f"judge.ensemble[{index}]"))
                          for index, member in enumerate(judge.ensemble)], mode=judge.mode)
-    return _engine(manager, judge, config.source, "judge")
+    return _engine(manager, judge, config, "judge")
 
 
-def _engine(manager: PluginManager, judge: JudgeConfig, source: str, where: str) -> JudgeEngine:
+def _engine(manager: PluginManager, judge: JudgeConfig, config: Config, where: str) -> JudgeEngine:
+    source = config.source
     engines = merged_registry(manager, "verigate_judge_engines")
     if judge.engine not in engines:
         known = ", ".join(sorted(engines)) or "none"
@@ -77,10 +80,22 @@ def _engine(manager: PluginManager, judge: JudgeConfig, source: str, where: str)
             raise ConfigError(f"unknown model client {judge.client!r} (registered: {known})",
                               source=source, field=f"{where}.client")
         client = _factory_call(f"model client {judge.client!r}", clients[judge.client], config=judge)
+        client = _observed(client, manager, config, judge)
     engine = _factory_call(f"judge engine {judge.engine!r}", engines[judge.engine], config=judge, client=client)
     if not isinstance(engine, JudgeEngine):
         raise PluginError(f"judge engine {judge.engine!r} does not implement async judge(request, *, timeout_s)")
     return engine
+
+
+def _observed(client: object, manager: PluginManager, config: Config, judge: JudgeConfig) -> object:
+    """The client of ``judge`` (the judge section or an ensemble member), wrapped so that each model call is told to
+    the installed observers (itself without any)."""
+    telemetry = telemetry_of(manager)
+    if not telemetry.enabled:
+        return client
+    # the content an observer asked for passes the configured redactors (the gate's own egress is built later)
+    egress = build_egress(manager, config) if telemetry.capture_content else None
+    return observed_client(client, judge, telemetry, egress)
 
 
 def build_egress(manager: PluginManager, config: Config) -> Egress:

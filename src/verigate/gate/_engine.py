@@ -22,6 +22,7 @@ from .._errors import CandidateError, InputError, VerigateError
 from .._logging import get_logger
 from .._models import Candidate, FinalizeResult, StageContext, Termination
 from .._plugins import PluginManager, create_manager, handlers
+from .._telemetry import telemetry_of
 from ..judge._base import JudgeEngine
 from ..redact._base import RedactionResult
 from ..redact._egress import Egress
@@ -95,6 +96,7 @@ class Gate:
         self._pre_verify = handlers(manager, "verigate_pre_verify")
         self._post_verify = handlers(manager, "verigate_post_verify")
         self._stop = handlers(manager, "verigate_stop")
+        self._telemetry = telemetry_of(manager)  # verigate._telemetry.NULL without an observer: no span, no cost
         # only verigate's own read-only checks: the candidate needs no read-only copy
         self._needs_view = not all(
             is_own_bounded(handler.function)
@@ -197,7 +199,8 @@ class Gate:
                 raise InputError("deadline must be a time.monotonic() value (a number) or None", field="deadline")
             stage_context = _checked_context(context) if context is not None else self.context
             with deferring_interrupts() as interrupts:
-                result = await self._finalize(candidate, termination, deadline, _SKIP.get(), stage_context)
+                result = await self._telemetry.finalize(
+                    self._finalize(candidate, termination, deadline, _SKIP.get(), stage_context), termination)
             if interrupts:  # a plug-in's KeyboardInterrupt, raised now that the decision and candidate are stored
                 raise interrupts[0]
             return result
@@ -219,11 +222,11 @@ class Gate:
 
         timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate) if self._needs_view else candidate
-        structural = await run_structural(self._structural,
-                                          {"candidate": view, "termination": termination, "context": context},
-                                          timeout_s)
-        pre_verify = await run_stage("pre_verify", self._pre_verify, {"candidate": view, "context": context},
-                                     timeout_s)
+        telemetry = self._telemetry
+        structural = await telemetry.stage("structural_check", self._structural, run_structural(
+            self._structural, {"candidate": view, "termination": termination, "context": context}, timeout_s))
+        pre_verify = await telemetry.stage("pre_verify", self._pre_verify, run_stage(
+            "pre_verify", self._pre_verify, {"candidate": view, "context": context}, timeout_s))
         strengthen = unite_strengthen(pre_verify.decisions)
         findings = tuple(structural.decisions)
         judge_verdict = judgment = None
@@ -241,14 +244,14 @@ class Gate:
             attempt=attempt,
             budget=self.config.budget.revise,
         )
-        post_verify = await run_stage("post_verify", self._post_verify,
-                                      {"candidate": view, "verdict": verdict, "context": context}, timeout_s)
+        post_verify = await telemetry.stage("post_verify", self._post_verify, run_stage(
+            "post_verify", self._post_verify, {"candidate": view, "verdict": verdict, "context": context}, timeout_s))
         policy_input = attrs.evolve(policy_input, post_decisions=post_verify.decisions,
                                     post_verify_error=post_verify.error)
         shown_action, _, _ = post_verify_action(policy_input, verdict)
-        stop = await run_stage("stop", self._stop,
-                               {"candidate": view, "verdict": verdict, "action": shown_action, "context": context},
-                               timeout_s)
+        stop = await telemetry.stage("stop", self._stop, run_stage(
+            "stop", self._stop, {"candidate": view, "verdict": verdict, "action": shown_action, "context": context},
+            timeout_s))
         decision = decide(attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error))
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
                  decision.outcome, f" ({decision.reason})" if decision.reason else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,7 +38,9 @@ class CallableClient:
                 if inspect.iscoroutinefunction(self.function):
                     reply = await self.function(request)
                 else:
-                    reply = await in_daemon_thread(self.function, request)
+                    # in a copy of this task's context, as asyncio.to_thread runs a function: report_usage from
+                    # inside the function reaches the observed call
+                    reply = await in_daemon_thread(contextvars.copy_context().run, self.function, request)
                     if inspect.isawaitable(reply):  # a sync wrapper that returns a coroutine
                         reply = await reply
         except JudgeError:

@@ -13,6 +13,7 @@ import attrs
 from .._config import RedactionConfig
 from .._errors import PluginError
 from .._plugins import create_manager, merged_registry
+from .._telemetry import GRADE_MANY, GRADE_SOURCE, AttributeValue, Scope, Telemetry, telemetry_of
 from ..transcripts import cut_text
 from ._config import TraceConfig, load_trace_config
 from ._judge import judge_axis
@@ -251,23 +252,60 @@ def grade_many(
     """
     trace_config = config if isinstance(config, TraceConfig) else load_trace_config(config)
     chosen = [Source.of(source) for source in sources]
+    telemetry = telemetry_of(create_manager(plugins))  # NULL without an observer plug-in
     results: list[RunResult] = []
-    if executor is None:
-        done = 0
+    with telemetry.span(GRADE_MANY, {"sources": len(chosen),
+                                     "executor": type(executor).__name__ if executor is not None else ""}) as span:
+        if executor is None:
+            done = 0
 
-        def advance(offset: int) -> None:
-            if progress is not None:
-                progress(done + offset)
+            def advance(offset: int) -> None:
+                if progress is not None:
+                    progress(done + offset)
 
-        for source in chosen:
-            results.extend(_grade_source(source, trace_config, plugins, keep_steps, advance))
-            done += Path(source.path).stat().st_size if Path(source.path).is_file() else 0
-    else:
-        futures = [executor.submit(_grade_source, source, trace_config, tuple(plugins), keep_steps)
-                   for source in chosen]
-        for future in futures:  # in submission order: the report does not depend on scheduling
-            results.extend(future.result())
-    return _report(results, trace_config, plugins, judge_client, redaction)
+            for index, source in enumerate(chosen):
+                with telemetry.span(GRADE_SOURCE, _source_attributes(index, source)) as part:
+                    graded = _grade_source(source, trace_config, plugins, keep_steps, advance)
+                    part.set(runs=len(graded))
+                results.extend(graded)
+                done += Path(source.path).stat().st_size if Path(source.path).is_file() else 0
+        else:
+            futures = [executor.submit(_grade_source, source, trace_config, tuple(plugins), keep_steps)
+                       for source in chosen]
+            parts = [_tracked(telemetry, index, source, future)
+                     for index, (source, future) in enumerate(zip(chosen, futures, strict=True))]
+            for future, part in zip(futures, parts, strict=True):  # in submission order: scheduling does not matter
+                graded = future.result()
+                part.set(runs=len(graded))
+                part.finish()  # ended before grade_many's span, whichever thread ends it first
+                results.extend(graded)
+        report = _report(results, trace_config, plugins, judge_client, redaction)
+        span.set(runs=len(report.runs),
+                 failed_runs=sum(run.verdict in ("fail", "corrupt-success") for run in report.runs))
+    return report
+
+
+def _source_attributes(index: int, source: Source) -> dict[str, AttributeValue]:
+    # the path is left out: it may name a person
+    return {"index": index, "format": source.format} if source.format else {"index": index}
+
+
+def _tracked(telemetry: Telemetry, index: int, source: Source, future: concurrent.futures.Future[Any]) -> Scope:
+    """A grade_source span from submission to the future's end (it runs elsewhere: not the current span)."""
+    part = telemetry.span(GRADE_SOURCE, _source_attributes(index, source), current=False).start()
+
+    def ended(done: concurrent.futures.Future[Any]) -> None:
+        if done.cancelled():
+            part.fail("cancelled")
+            part.finish()
+            return
+        error = done.exception()
+        if error is None:
+            part.set(runs=len(done.result()))
+        part.finish(error)
+
+    future.add_done_callback(ended)
+    return part
 
 
 def grade(

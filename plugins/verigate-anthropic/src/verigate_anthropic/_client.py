@@ -137,9 +137,12 @@ class AnthropicClient:
 def _content_blocks(body: bytes) -> list[Any]:
     """The content blocks of a Messages API reply (read strictly); anything else is ``invalid_judge_response``."""
     data = reply_json(body)
-    usage = data.get("usage") if isinstance(data, dict) else None
-    if isinstance(usage, dict):  # for whoever collects it (``verigate judge eval``)
-        report_usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"))
+    if isinstance(data, dict):  # for judge eval and the observers: token counts, model, id, stop reason
+        found = data.get("usage")
+        usage = found if isinstance(found, dict) else {}
+        report_usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                     response_model=data.get("model"), response_id=data.get("id"),
+                     finish_reason=data.get("stop_reason"))
     blocks = data.get("content") if isinstance(data, dict) else None
     if not isinstance(blocks, list):
         raise JudgeError("invalid_judge_response", "the reply is not a Messages API message")

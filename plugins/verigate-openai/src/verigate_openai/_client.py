@@ -130,15 +130,6 @@ class OpenAIClient:
         return _message_content(data)
 
 
-def _report_usage(data: Any) -> None:
-    """The reply's ``usage`` (tokens; ``cost`` when a gateway such as OpenRouter adds it) for whoever collects it
-    (``verigate judge eval``); a reply without one reports nothing."""
-    usage = data.get("usage") if isinstance(data, dict) else None
-    if isinstance(usage, dict):
-        report_usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
-                     cost_usd=usage.get("cost"))
-
-
 def _message_content(data: Any) -> str:
     """The assistant text of a chat.completion body (read as JSON); anything else is ``invalid_judge_response``."""
     try:
@@ -153,3 +144,17 @@ def _message_content(data: Any) -> str:
     if not isinstance(content, str) or not content.strip():
         raise JudgeError("invalid_judge_response", "the reply has no text content")
     return content
+
+
+def _report_usage(data: object) -> None:
+    """The token counts (``cost`` too when a gateway such as OpenRouter adds it), model, id and finish reason of a
+    chat.completion, for whoever collects them (``verigate judge eval``, the installed observers)."""
+    if not isinstance(data, dict):
+        return
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    report_usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                 cost_usd=usage.get("cost"), response_model=data.get("model"), response_id=data.get("id"),
+                 finish_reason=first.get("finish_reason"))
