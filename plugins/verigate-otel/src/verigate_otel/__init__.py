@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from verigate import hookimpl, hookspecs
+from verigate import hookimpl
 
 from ._observer import CAPTURE_ENV, EVALUATION_EVENT, EVALUATION_NAME, EVENT_ENV, OtelObserver, capture_from_env
 
