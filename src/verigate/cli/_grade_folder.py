@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._errors import InputError
@@ -90,7 +91,9 @@ def main(args: argparse.Namespace) -> int:
     out.start(len(paths))
     try:
         with _executor(args) as (executor, in_flight):
-            sources = (Source(path, None, args.task) for path in paths)
+            # absolute: a worker (another process, another host) may run in another folder; the reports show
+            # the paths relative again
+            sources = (Source(str(Path(path).absolute()), None, args.task) for path in paths)
             for graded in grade_each(sources, executor=executor, in_flight=in_flight, config=config,
                                      plugins=args.plugin, keep_steps=keep, redaction=redaction):
                 tally.add(graded)

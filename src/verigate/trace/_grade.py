@@ -250,8 +250,10 @@ def grade_many(
 ) -> GradeReport:
     """Grade several sources into one report (pass^k across all of them).
 
-    With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, or Ray/Dask executors) each
-    source is graded by ``executor.submit``; plug-ins must then be importable module names. ``progress`` gets
+    With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, a Dask client's
+    ``get_executor()``, or :class:`RayExecutor` for Ray, which has none of its own) each source is graded by
+    ``executor.submit``; plug-ins must then be importable module names. Every run is kept for the report: for a
+    folder of many files :func:`grade_each` streams instead. ``progress`` gets
     the bytes read so far (sequential grading only). ``judge_client`` is a model client object for the judge
     axis (used only when the config enables the axis and is verified); its requests pass the ``redaction`` packs
     (None: those of ./verigate.yaml). The report holds the original data (``redacted`` False): every report

@@ -20,7 +20,7 @@ _T = TypeVar("_T")
 
 
 class RayExecutor(concurrent.futures.Executor):
-    """Each :meth:`submit` is one Ray task (``ray.remote(fn)`` with ``options``, e.g. ``{"num_cpus": 1}``).
+    """Each :meth:`submit` is one Ray task (run with ``options``, e.g. ``{"num_cpus": 1}``).
 
     Uses the Ray instance this process is connected to; when there is none, ``ray.init(**init)`` starts or joins
     one (``init`` e.g. ``{"address": "auto"}`` or ``{"num_cpus": 2}``) and :meth:`shutdown` ends it again.
@@ -38,7 +38,11 @@ class RayExecutor(concurrent.futures.Executor):
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(**dict(init or {}))
-        self._remote: dict[Callable[..., Any], Any] = {}
+        # one remote function that calls what it is given: ray.remote takes only Python functions and classes,
+        # an Executor any callable (a builtin, a bound method, a functools.partial)
+        self._call = ray.remote(_call)
+        if self._options:
+            self._call = self._call.options(**self._options)
         self._refs: dict[concurrent.futures.Future[Any], Any] = {}
         self._lock = threading.Lock()
         self._shutdown = False
@@ -47,12 +51,7 @@ class RayExecutor(concurrent.futures.Executor):
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
-            remote = self._remote.get(fn)
-            if remote is None:
-                remote = self._remote[fn] = self._ray.remote(fn)
-            if self._options:
-                remote = remote.options(**self._options)
-            ref = remote.remote(*args, **kwargs)
+            ref = self._call.remote(fn, *args, **kwargs)
             future: concurrent.futures.Future[_T] = ref.future()
             self._refs[future] = ref
         future.add_done_callback(self._forget)
@@ -75,3 +74,7 @@ class RayExecutor(concurrent.futures.Executor):
         if self._owns_ray and self._ray.is_initialized():
             self._owns_ray = False
             self._ray.shutdown()
+
+
+def _call(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    return fn(*args, **kwargs)
