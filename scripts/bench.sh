@@ -7,7 +7,7 @@
 #   --quick     a smoke run: tiny sizes, few rounds          --big   also grade a 200 MB session
 #   --no-peers  do not make or use the peers' environment (their rows say "peer not installed")
 #   NAME        also run these single benchmarks after the table (each runnable alone, --help for its options):
-#               finalize judge redact grade evidence store store_workers stop_hook selfgate_hook otel, or "all"
+#               finalize judge redact grade grade_dask evidence store store_workers stop_hook selfgate_hook otel, or "all"
 # VERIGATE_PYTHON picks verigate's interpreter (default .venv/bin/python, set up by scripts/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,7 @@ declare -A args=(
   [judge]=""
   [redact]="--mb 3"
   [grade]="--mb 40 --rounds 3"
+  [grade_dask]="--files 1000 --rounds 3"
   [evidence]=""
   [store]=""
   [store_workers]=""
@@ -25,7 +26,7 @@ declare -A args=(
   [selfgate_hook]="--size-mb 20 --repeat 5"
   [otel]=""
 )
-all=(finalize judge redact grade evidence store store_workers stop_hook selfgate_hook otel)
+all=(finalize judge redact grade grade_dask evidence store store_workers stop_hook selfgate_hook otel)
 quick="" big="" peers=1 names=()
 for arg in "$@"; do
   case $arg in

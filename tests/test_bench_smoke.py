@@ -21,6 +21,7 @@ HEADERS = {
     "bench_peers.py": "| # | work | unit | verigate min / median / max |",
     "bench_finalize.py": "finalize, :memory: store",
     "bench_grade.py": "grade / json.loads throughput",
+    "bench_grade_dask.py": "ratio 1 process / Dask 2 workers",
     "bench_judge.py": "ratio llm_judge / bare",
     "bench_redact.py": "MB/s",
     "bench_evidence.py": "verify throughput",

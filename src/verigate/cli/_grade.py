@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     inputs.add_argument("--transcript", action="append", default=[], metavar="FILE",
                         help="Claude Code session transcript (sub-agent files beside it are attached)")
     inputs.add_argument("--codex", action="append", default=[], metavar="FILE", help="Codex CLI rollout JSONL")
+    inputs.add_argument("--transcripts", metavar="GLOB", help="grade every file this pattern matches (quoted: "
+                        "verigate expands it, '**' any depth), each format detected, results streamed as each file is "
+                        "graded; alone, without --junit/--sarif/--html (see docs/trace-grader.md)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="with --transcripts: grade on this Dask scheduler "
+                        "(tcp://host:8786; needs the extra 'dask')")
     parser.add_argument("--task", help="the task audit/transcript/rollout runs belong to (for pass^k)")
     parser.add_argument("--config", type=Path, help="trace-grader config (default: the shipped one, unverified); "
                         "a missing key takes its documented default (the seed's), listed in the report's config")
@@ -67,9 +72,16 @@ class _ProgressBar:
         self.last = now
         fraction = min(done / self.total, 1.0) if self.total else 1.0
         filled = int(fraction * 30)
-        self.stream.write(f"\rgrading [{'#' * filled}{'-' * (30 - filled)}] {fraction:6.1%} "
-                          f"{done / 1e6:,.0f}/{self.total / 1e6:,.0f} MB")
+        self.stream.write(f"\rgrading [{'#' * filled}{'-' * (30 - filled)}] {fraction:6.1%} {self.amount(done)}")
         self.stream.flush()
+
+    def amount(self, done: int) -> str:
+        return f"{done / 1e6:,.0f}/{self.total / 1e6:,.0f} MB"
+
+    def clear(self) -> None:
+        """Wipe the bar (before other output reaches the same terminal); the next call draws it again."""
+        self.close()
+        self.last = 0.0
 
     def close(self) -> None:
         self.stream.write("\r" + " " * 72 + "\r")
@@ -108,6 +120,8 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.self_test:
         return _self_test(args)
+    if args.transcripts is not None or args.scheduler:
+        return _folder(parser, args)
     from ..trace import Source
 
     sources = ([Source(path, "traces") for path in args.traces]  # traces.json names its own tasks
@@ -128,6 +142,20 @@ def main(argv: Sequence[str]) -> int:
         if not Path(source.path).is_file():
             raise InputError("no such file", source=source.path)
     return _grade(args, sources)
+
+
+def _folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from . import _grade_folder
+
+    problem = "--scheduler grades a --transcripts pattern" if args.transcripts is None else \
+        _grade_folder.refuse(args)
+    if problem is None and (args.jobs < 1 or (args.keep_steps is not None and args.keep_steps < 0)):
+        problem = "--jobs must be at least 1 and --keep-steps not negative"
+    if problem is not None:
+        parser.print_usage(sys.stderr)
+        print(f"verigate grade: {problem}", file=sys.stderr)
+        return 2
+    return _grade_folder.main(args)
 
 
 def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:

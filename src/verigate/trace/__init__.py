@@ -5,7 +5,9 @@ Parsers turn traces.json, hook audit JSONL, Claude Code transcripts and Codex ro
 a verdict (clean-pass · pass-with-warnings · corrupt-success · fail) and each task pass^k. Grading runs on the
 original data; :func:`redact_report` then redacts the report once before any format writes it. See the README
 section "Trace grader" for the CLI (``verigate grade``) and docs/trace-grader.md for the config's defaults (the
-seed's), the named refinements and every difference from the seed's reference grader.
+seed's), the named refinements and every difference from the seed's reference grader. :func:`grade_each` streams
+many sources (``verigate grade --transcripts``) with running totals (:class:`GradeTally`); :class:`RayExecutor`
+puts Ray tasks behind the ``concurrent.futures.Executor`` interface.
 """
 
 from __future__ import annotations
@@ -55,10 +57,12 @@ from ._parsers import (
     parse_traces,
 )
 from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
+from ._ray import RayExecutor
 from ._redact import PathDisplay, redact_report, report_egress
 from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
 from ._rules import RuleChecker, TraceRule, error_signature
 from ._selftest import run_self_test
+from ._stream import GradeTally, SourceGrade, StreamSummary, expand_transcripts, grade_each
 
 __all__ = [
     "BUILTIN_RULES",
@@ -68,11 +72,13 @@ __all__ = [
     "ForbiddenTool",
     "Format",
     "GradeReport",
+    "GradeTally",
     "Grounding",
     "JudgeAxis",
     "OrderOptions",
     "PassHatK",
     "PathDisplay",
+    "RayExecutor",
     "RetryStormOptions",
     "RuleChecker",
     "Run",
@@ -84,7 +90,9 @@ __all__ = [
     "RunVerdict",
     "Severity",
     "Source",
+    "SourceGrade",
     "Step",
+    "StreamSummary",
     "TaskResult",
     "TaskStatus",
     "TraceConfig",
@@ -93,9 +101,11 @@ __all__ = [
     "build_trace_config",
     "detect_format",
     "error_signature",
+    "expand_transcripts",
     "github_annotations",
     "github_summary",
     "grade",
+    "grade_each",
     "grade_events",
     "grade_many",
     "judge_axis",

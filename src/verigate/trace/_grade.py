@@ -199,22 +199,30 @@ def _grade_source(source: Source, config: TraceConfig, plugins: Sequence[object 
     return grade_events(events, config, rule_registry(plugins), keep_steps=keep_steps)
 
 
+def report_notes(runs: int, verified: bool, *, partial: bool, forced: bool, single_run_tasks: int) -> tuple[str, ...]:
+    """The report-wide notes: nothing graded, an unverified config, partial (audit) runs, forced deliveries
+    (transcripts), tasks with a single run (also those of the streamed folder report, from its running totals)."""
+    notes = []
+    if not runs:
+        notes.append("no runs were found in the input: nothing was graded")
+    if not verified:
+        notes.append(UNVERIFIED_NOTE)
+    if partial:
+        notes.append(AUDIT_NOTE)
+    if forced:
+        notes.append(TRANSCRIPT_NOTE)
+    if single_run_tasks:
+        notes.append(f"{single_run_tasks} task(s) have a single run: pass^k for k > 1 is not defined for them")
+    return tuple(notes)
+
+
 def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence[object | str],
             judge_client: Any, redaction: RedactionConfig | None) -> GradeReport:
     axis, results = judge_axis(results, config, plugins=plugins, client=judge_client, redaction=redaction)
     tasks = task_results(results)
-    notes = []
-    if not results:
-        notes.append("no runs were found in the input: nothing was graded")
-    if not config.verified:
-        notes.append(UNVERIFIED_NOTE)
-    if any(result.run.partial for result in results):
-        notes.append(AUDIT_NOTE)
-    if any(result.run.delivered_forced for result in results):
-        notes.append(TRANSCRIPT_NOTE)
-    short = [task.task for task in tasks if task.n == 1]
-    if short:
-        notes.append(f"{len(short)} task(s) have a single run: pass^k for k > 1 is not defined for them")
+    notes = report_notes(len(results), config.verified, partial=any(result.run.partial for result in results),
+                         forced=any(result.run.delivered_forced for result in results),
+                         single_run_tasks=sum(1 for task in tasks if task.n == 1))
     samples = tuple(note for result in results for note in result.run.notes if "line(s) skipped" in note)
     return GradeReport(
         runs=tuple(results),
@@ -226,7 +234,7 @@ def _report(results: Sequence[RunResult], config: TraceConfig, plugins: Sequence
         config_defaults=config.defaults_used,
         warnings=sum(result.run.warnings for result in results),
         warning_samples=samples,
-        notes=tuple(notes),
+        notes=notes,
     )
 
 
@@ -243,8 +251,10 @@ def grade_many(
 ) -> GradeReport:
     """Grade several sources into one report (pass^k across all of them).
 
-    With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, or Ray/Dask executors) each
-    source is graded by ``executor.submit``; plug-ins must then be importable module names. ``progress`` gets
+    With an ``executor`` (any :class:`concurrent.futures.Executor`: a process pool, a Dask client's
+    ``get_executor()``, or :class:`RayExecutor` for Ray, which has none of its own) each source is graded by
+    ``executor.submit``; plug-ins must then be importable module names. Every run is kept for the report: for a
+    folder of many files :func:`grade_each` streams instead. ``progress`` gets
     the bytes read so far (sequential grading only). ``judge_client`` is a model client object for the judge
     axis (used only when the config enables the axis and is verified); its requests pass the ``redaction`` packs
     (None: those of ./verigate.yaml). The report holds the original data (``redacted`` False): every report

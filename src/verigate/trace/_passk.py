@@ -55,14 +55,23 @@ def task_results(runs: Iterable[RunResult]) -> tuple[TaskResult, ...]:
 
 
 def _task(task: str, outcomes: Sequence[bool], run_ids: tuple[str, ...] = (), partial: int = 0) -> TaskResult:
-    n, c = len(outcomes), sum(1 for delivered in outcomes if delivered)
-    ks = range(1, n + 1)
+    return task_from_counts(task, len(outcomes), sum(1 for delivered in outcomes if delivered), run_ids, partial)
+
+
+def task_from_counts(task: str, n: int, c: int, run_ids: tuple[str, ...] = (), partial: int = 0, *,
+                     max_k: int | None = None) -> TaskResult:
+    """A task's result from its running totals: n runs with a delivery signal, c delivered (the streamed
+    folder report keeps only these counts, not the runs), pass^k for k = 1..n or 1..``max_k`` when fewer (C(n, k)
+    of a task with thousands of runs has thousands of digits: k up to n would cost seconds and memory per run)."""
+    ks = range(1, (n if max_k is None else min(n, max_k)) + 1)
     return TaskResult(task, n, c, _status(n, c), tuple(pass_hat_k(n, c, k) for k in ks),
                       tuple(pass_at_k(n, c, k) for k in ks), run_ids, partial)
 
 
-def suite_pass_hat_k(tasks: Sequence[TaskResult] | Mapping[str, Sequence[bool]]) -> tuple[PassHatK, ...]:
-    """pass^k for k = 1..max n: the mean over tasks with at least k runs; tasks with fewer are listed, not scored.
+def suite_pass_hat_k(tasks: Sequence[TaskResult] | Mapping[str, Sequence[bool]], *,
+                     max_k: int | None = None) -> tuple[PassHatK, ...]:
+    """pass^k for k = 1..max n (at most ``max_k``): the mean over tasks with at least k runs; tasks with fewer are
+    listed, not scored.
 
     Accepts TaskResults or a mapping task -> delivered outcomes.
     """
@@ -70,7 +79,8 @@ def suite_pass_hat_k(tasks: Sequence[TaskResult] | Mapping[str, Sequence[bool]])
         tasks = [_task(task, outcomes) for task, outcomes in tasks.items()]
     scored = [task for task in tasks if task.n > 0]
     rows = []
-    for k in range(1, max((task.n for task in scored), default=0) + 1):
+    top = max((task.n for task in scored), default=0)
+    for k in range(1, (top if max_k is None else min(top, max_k)) + 1):
         counted = [task for task in scored if task.n >= k]
         short = tuple(task.task for task in scored if task.n < k)
         rows.append(PassHatK(k, sum(task.pass_hat_k[k - 1] for task in counted) / len(counted),

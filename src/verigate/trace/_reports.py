@@ -78,25 +78,41 @@ def render_text(report: GradeReport) -> str:
     width = max([len(result.run.run_id) for result in report.runs] + [3])
     lines.append(f"{'RUN'.ljust(width)}  {'VERDICT':<19} {'STEPS':>6}  FLAGS")
     for result in report.runs:
-        run = result.run
-        counts = Counter(flag.severity for flag in result.flags)
-        summary = ", ".join(f"{counts[severity]} {severity}" for severity in SEVERITIES if counts[severity])
-        sub = f"  (sub-agent of {run.parent})" if run.parent else ""
-        partial = "  [partial]" if run.partial else ""
-        lines.append(f"{run.run_id.ljust(width)}  {result.verdict:<19} {run.step_count:>6}  {summary or '-'}"
-                     f"{partial}{sub}")
-        for flag in sorted(result.flags, key=lambda item: (_SEVERITY_ORDER[item.severity], item.step or 0)):
-            step = f"step {flag.step}" if flag.step is not None else "run"
-            lines.append(f"    [{flag.severity}] {flag.rule} at {step} ({flag.tool}) {_where(result, flag)}: "
-                         f"{flag.detail}{_file(flag)}")
-        for note in run.notes:
-            if note not in report.notes:  # the report-wide notes are printed once, below
-                lines.append(f"    note: {note}")
-        if result.judge is not None:
-            verdict = result.judge
-            outcome = f"error {verdict.error}" if verdict.error else ("passed" if verdict.passed else "failed")
-            lines.append(f"    judge: {outcome}" + (f" — misses: {', '.join(verdict.rubric_misses)}"
-                                                      if verdict.rubric_misses else ""))
+        lines += run_lines(result, width, report.notes)
+    lines += summary_lines(report)
+    signals = _signals(report)
+    lines += ["", f"exit {report.exit_code}: " + ("; ".join(signals) if signals else
+                                                   "no corrupt success, no flaky or failing task")]
+    return "\n".join(lines) + "\n"
+
+
+def run_lines(result: RunResult, width: int = 0, shown_notes: tuple[str, ...] = ()) -> list[str]:
+    """One run of the text report: its verdict line, its flags, its notes (but ``shown_notes``) and judge verdict
+    (the streamed folder report prints these as each source is graded)."""
+    run = result.run
+    counts = Counter(flag.severity for flag in result.flags)
+    summary = ", ".join(f"{counts[severity]} {severity}" for severity in SEVERITIES if counts[severity])
+    sub = f"  (sub-agent of {run.parent})" if run.parent else ""
+    partial = "  [partial]" if run.partial else ""
+    lines = [f"{run.run_id.ljust(width)}  {result.verdict:<19} {run.step_count:>6}  {summary or '-'}{partial}{sub}"]
+    for flag in sorted(result.flags, key=lambda item: (_SEVERITY_ORDER[item.severity], item.step or 0)):
+        step = f"step {flag.step}" if flag.step is not None else "run"
+        lines.append(f"    [{flag.severity}] {flag.rule} at {step} ({flag.tool}) {_where(result, flag)}: "
+                     f"{flag.detail}{_file(flag)}")
+    for note in run.notes:
+        if note not in shown_notes:  # the report-wide notes are printed once, below
+            lines.append(f"    note: {note}")
+    if result.judge is not None:
+        verdict = result.judge
+        outcome = f"error {verdict.error}" if verdict.error else ("passed" if verdict.passed else "failed")
+        lines.append(f"    judge: {outcome}" + (f" — misses: {', '.join(verdict.rubric_misses)}"
+                                                  if verdict.rubric_misses else ""))
+    return lines
+
+
+def summary_lines(report: GradeReport) -> list[str]:
+    """The text report after the runs: tasks, the suite's pass^k, the judge axis, warnings and notes."""
+    lines: list[str] = []
     if report.tasks:
         lines += ["", "TASKS (pass^k per task; flaky: some runs failed, failing: all failed)"]
         for task in report.tasks:
@@ -115,10 +131,7 @@ def render_text(report: GradeReport) -> str:
         lines.append(f"warnings: {report.warnings} input line(s) skipped")
     if report.notes:
         lines += ["", "notes:"] + [f"  - {note}" for note in report.notes]
-    signals = _signals(report)
-    lines += ["", f"exit {report.exit_code}: " + ("; ".join(signals) if signals else
-                                                   "no corrupt success, no flaky or failing task")]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------------ JSON
