@@ -195,10 +195,13 @@ def _finalized(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _until(condition: Callable[[], bool]) -> None:
+def _until(condition: Callable[[], bool], processes: list[subprocess.Popen[str]]) -> None:
     for _ in range(2400):
         if condition():
             return
+        for process in processes:  # a worker that died says why, instead of a bare "no progress" two minutes on
+            if process.poll() is not None:
+                raise AssertionError(f"a worker exited with {process.returncode}: {process.communicate()[1][-3000:]}")
         time.sleep(0.05)
     raise AssertionError("the workers made no progress")
 
@@ -209,11 +212,11 @@ def _finalize_during(restart: Callable[[], None], url: str, tmp_path: Path, work
     processes = [subprocess.Popen([sys.executable, "-c", FINALIZER, url, f"w{i}", str(go), str(stop)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(workers)]
     go.touch()
-    _until(lambda: _finalized(url) >= 3 * workers)
+    _until(lambda: _finalized(url) >= 3 * workers, processes)
     restart()
     assert all(process.poll() is None for process in processes)  # mid-run: every worker is still finalizing
     before = _finalized(url)
-    _until(lambda: _finalized(url) >= before + 3 * workers)  # and they go on after it
+    _until(lambda: _finalized(url) >= before + 3 * workers, processes)  # and they go on after it
     stop.touch()
     results = []
     for process in processes:
