@@ -17,16 +17,12 @@ The counting happens while ruamel composes the node tree, before anything is con
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
 
 from ._errors import VerigateError
 
@@ -54,71 +50,82 @@ MAX_YAML_INT_DIGITS = 30
 _INT_TAG = "tag:yaml.org,2002:int"
 
 
-class _LimitError(MarkedYAMLError):
-    """A bound of this module was crossed; ``problem`` says which, ``problem_mark`` where."""
+@functools.cache
+def _parser() -> Any:
+    """ruamel and the classes built on it, imported at the first parse: a process whose YAML all comes from the
+    parsed-pack cache (a hook, a grader) never pays ruamel's import (~20-40 ms)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
 
-    def __init__(self, problem: str, mark: Any) -> None:
-        super().__init__(problem=problem, problem_mark=mark)
+    class _LimitError(MarkedYAMLError):
+        """A bound of this module was crossed; ``problem`` says which, ``problem_mark`` where."""
+
+        def __init__(self, problem: str, mark: Any) -> None:
+            super().__init__(problem=problem, problem_mark=mark)
 
 
-class _BoundedComposer(Composer):
-    """ruamel's composer, counting depth and expanded nodes as it goes, so a bound is refused before the
-    recursion or the expansion it guards against can happen."""
+    class _BoundedComposer(Composer):
+        """ruamel's composer, counting depth and expanded nodes as it goes, so a bound is refused before the
+        recursion or the expansion it guards against can happen."""
 
-    def __init__(self, loader: Any = None) -> None:
-        super().__init__(loader)
-        self._depth = 0
-        self._nodes = 0
-        #: anchor -> the number of nodes one alias to it stands for
-        self._sizes: dict[Any, int] = {}
-        #: anchors of the collections being composed (an alias to one of them would make a cycle)
-        self._open: set[Any] = set()
+        def __init__(self, loader: Any = None) -> None:
+            super().__init__(loader)
+            self._depth = 0
+            self._nodes = 0
+            #: anchor -> the number of nodes one alias to it stands for
+            self._sizes: dict[Any, int] = {}
+            #: anchors of the collections being composed (an alias to one of them would make a cycle)
+            self._open: set[Any] = set()
 
-    def compose_document(self) -> Any:
-        self._sizes, self._open = {}, set()  # anchors are per document
-        return super().compose_document()
+        def compose_document(self) -> Any:
+            self._sizes, self._open = {}, set()  # anchors are per document
+            return super().compose_document()
 
-    def _count(self, nodes: int, mark: Any) -> None:
-        self._nodes += nodes
-        if self._nodes > MAX_YAML_NODES:
-            raise _LimitError(f"more than {MAX_YAML_NODES} nodes once aliases are expanded (an alias bomb?)", mark)
+        def _count(self, nodes: int, mark: Any) -> None:
+            self._nodes += nodes
+            if self._nodes > MAX_YAML_NODES:
+                raise _LimitError(f"more than {MAX_YAML_NODES} nodes once aliases are expanded (an alias bomb?)", mark)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.parser.peek_event()
-        if isinstance(event, AliasEvent):
-            if event.anchor in self._open:
-                raise _LimitError(f"the alias *{event.anchor} refers to a collection that contains it",
-                                  event.start_mark)
-            self._count(self._sizes.get(event.anchor, 1), event.start_mark)
-            return super().compose_node(parent, index)
-        collection = isinstance(event, (SequenceStartEvent, MappingStartEvent))
-        if collection:
-            if self._depth >= MAX_YAML_DEPTH:
-                raise _LimitError(f"collections nested deeper than {MAX_YAML_DEPTH} levels", event.start_mark)
-            self._depth += 1
-        anchor = event.anchor
-        if collection and anchor is not None:
-            self._open.add(anchor)
-        before = self._nodes
-        self._count(1, event.start_mark)
-        node = super().compose_node(parent, index)
-        if collection:
-            self._depth -= 1
-        if anchor is not None:
-            self._open.discard(anchor)
-            self._sizes[anchor] = self._nodes - before
-        return node
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.parser.peek_event()
+            if isinstance(event, AliasEvent):
+                if event.anchor in self._open:
+                    raise _LimitError(f"the alias *{event.anchor} refers to a collection that contains it",
+                                      event.start_mark)
+                self._count(self._sizes.get(event.anchor, 1), event.start_mark)
+                return super().compose_node(parent, index)
+            collection = isinstance(event, (SequenceStartEvent, MappingStartEvent))
+            if collection:
+                if self._depth >= MAX_YAML_DEPTH:
+                    raise _LimitError(f"collections nested deeper than {MAX_YAML_DEPTH} levels", event.start_mark)
+                self._depth += 1
+            anchor = event.anchor
+            if collection and anchor is not None:
+                self._open.add(anchor)
+            before = self._nodes
+            self._count(1, event.start_mark)
+            node = super().compose_node(parent, index)
+            if collection:
+                self._depth -= 1
+            if anchor is not None:
+                self._open.discard(anchor)
+                self._sizes[anchor] = self._nodes - before
+            return node
 
-    def compose_scalar_node(self, anchor: Any) -> Any:
-        node = super().compose_scalar_node(anchor)
-        if node.tag == _INT_TAG:
-            digits = str(node.value).lstrip("+-").replace("_", "")
-            if digits[:2].lower() in ("0x", "0o", "0b"):
-                digits = digits[2:]
-            if len(digits) > MAX_YAML_INT_DIGITS:
-                raise _LimitError(f"an integer of {len(digits)} digits (at most {MAX_YAML_INT_DIGITS}; "
-                                  "quote it if it is text)", node.start_mark)
-        return node
+        def compose_scalar_node(self, anchor: Any) -> Any:
+            node = super().compose_scalar_node(anchor)
+            if node.tag == _INT_TAG:
+                digits = str(node.value).lstrip("+-").replace("_", "")
+                if digits[:2].lower() in ("0x", "0o", "0b"):
+                    digits = digits[2:]
+                if len(digits) > MAX_YAML_INT_DIGITS:
+                    raise _LimitError(f"an integer of {len(digits)} digits (at most {MAX_YAML_INT_DIGITS}; "
+                                      "quote it if it is text)", node.start_mark)
+            return node
+
+    return YAML, _BoundedComposer, _LimitError, MarkedYAMLError, YAMLError
 
 
 def _plain(node: Any) -> Any:
@@ -151,6 +158,8 @@ class LoadedYaml:
 
     def line_of(self, path: Sequence[str | int]) -> int | None:
         """The 1-based line of the value at ``path`` (or of the nearest ancestor that has one)."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         node = self.root
         line: int | None = 1
         for part in path:
@@ -186,21 +195,22 @@ def load_yaml(text: str, source: str, *, error: type[VerigateError] = VerigateEr
     ``error`` naming ``source`` and the line."""
     if len(text) > MAX_YAML_CHARS:
         raise error(f"YAML text longer than {MAX_YAML_CHARS} characters", source=source)
-    yaml = YAML(typ="rt")
-    yaml.Composer = _BoundedComposer
+    yaml_class, bounded_composer, limit_error, marked_error, yaml_error = _parser()
+    yaml = yaml_class(typ="rt")
+    yaml.Composer = bounded_composer
     try:
         root = yaml.load(text)
         data = _plain(root)
-    except _LimitError as exc:
+    except limit_error as exc:
         mark = exc.problem_mark
         raise error(f"refused YAML: {exc.problem}", source=source,
                     line=mark.line + 1 if mark is not None else None) from exc
-    except MarkedYAMLError as exc:
+    except marked_error as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise error(f"invalid YAML: {problem}", source=source, line=line) from exc
-    except YAMLError as exc:
+    except yaml_error as exc:
         raise error(f"invalid YAML: {exc}", source=source) from exc
     except RecursionError as exc:  # a last resort: the bounds above should make this unreachable
         raise error("refused YAML: nested too deeply to read", source=source) from exc

@@ -179,6 +179,36 @@ def test_a_guard_matches_wherever_its_pattern_does(text: str) -> None:
             assert re2.search(guard, text) is not None, (pattern, text)
 
 
+#: the pieces of a keyword assignment, with what Python's IGNORECASE and ``\s`` admit beyond ASCII
+_ASSIGNMENT_PIECES = ["password", "PASSWD", "pwd", "Secret", "token", "TOKEN", "api_key", "api-key", "apikey",
+                      "Access_Key", "auth", "authkey", "private-key", "credentials", "credential", "\u0130",
+                      "\u0131", "\u212a", "\u017f", "to\u212aen", "ap\u0131_key", "_", ".", "-", "\\", '"', "'",
+                      "`", "=", ":", ":=", "=>", ",", " ", "\t", "\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2003",
+                      "\u3000", "b", "r", "u", "A1b2C3d4E5", "x9/+Q~!", "&", "&k=", "(", "[", "==", "0"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_ASSIGNMENT_PIECES), max_size=14).map("".join))
+@example('"api\u0131_key"\u3000, "Zq9/xW2!pL7e"')
+@example("TO\u212aEN\x85=\xa0A1b2C3d4E5==AAAA")
+def test_the_assignment_guards_match_wherever_their_patterns_do(text: str) -> None:
+    re2 = pytest.importorskip("re2")
+    for pattern, guard in GUARDS.items():
+        if "password" in pattern and re.search(pattern, text) is not None:
+            assert re2.search(guard, text) is not None, (pattern, text)
+
+
+def test_the_guards_classes_hold_what_python_matches() -> None:
+    r"""``\s`` and IGNORECASE "i" of Python, brute force over every code point, inside the re2 classes."""
+    re2 = pytest.importorskip("re2")
+    from verigate.redact._guards import _PY_I, _PY_SPACE
+
+    everything = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    spaces = re.findall(r"\s", everything)
+    assert "".join(re2.findall(_PY_SPACE, everything)) == "".join(spaces)
+    assert set(re2.findall(f"(?i:{_PY_I})", everything)) == set(re.findall("(?i)i", everything))
+
+
 def test_a_redactor_imports_re2_only_once_it_has_scanned_enough() -> None:
     try:
         import re2  # noqa: F401

@@ -49,5 +49,28 @@ GUARDS: dict[str, str] = {
         r"://[^\s:/?#@'" r'"<>\[\]]*:[^\s/?#@' r"'" r'"<>]+@',
 }
 
+# What Python's ``\s`` matches in a str pattern (every ``str.isspace()`` character), as a re2 class: re2's own
+# ``\s`` is ASCII only, and a guard admitting less white space than its pattern could skip a match
+_PY_SPACE = r"[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
+# Python's IGNORECASE also matches "i" with the dotted and the dotless I (U+0130, U+0131), re2's (?i) does not
+# (both fold k with the Kelvin sign and s with the long s)
+_PY_I = r"[iI\x{130}\x{131}]"
+_ASSIGNMENT_KEYS = (r'''(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key'''
+                    r'''|private[_-]?key|credentials?)[A-Za-z0-9_.-]*\\*["']?(?:\s*(?:=|:=|:|=>)|(?<=["'])\s*,)'''
+                    r'''\s*(?:[bru]{0,2}\\*["'`])?''')
+# generic-secret-assignment and secret-assignment-head: their keywords are words of prose too ("token", "auth"),
+# and Python's re tries the keyword alternation at every position of such a line (~0.8 ms per rule for a 4 KB
+# answer about a tokenizer). The guard is their common head: a keyword, name characters, escaped quotes, then `=`
+# or `:` (`:=`, `=>`) after white space, or a comma after a quote (the pattern's ``(?<=["'])``: a keyword and name
+# characters never end in a quote, so only the optional quote can stand before that comma).
+_ASSIGNMENT_HEAD = (
+    r'''(?i:password|passwd|pwd|secret|token|ap<i>[_-]?key|ap<i>key|access[_-]?key|auth[_-]?key|pr<i>vate[_-]?key'''
+    r'''|credent<i>als?)[A-Za-z0-9_.-]*\\*(?:["']?<s>*[=:]|["']<s>*,)'''
+).replace("<i>", _PY_I).replace("<s>", _PY_SPACE)
+GUARDS[_ASSIGNMENT_KEYS + r'''(?P<secret>(?:[A-Za-z0-9+/=_\-.~!@#$%^*]|&(?![A-Za-z_][A-Za-z0-9_.\[\]-]*=)){8,}+)'''
+       r'''[(\[{]?'''] = _ASSIGNMENT_HEAD
+GUARDS[_ASSIGNMENT_KEYS + r'''(?P<secret>(?:[A-Za-z0-9+/_\-.~!@#$%^*]|&(?![A-Za-z_][A-Za-z0-9_.\[\]-]*=)){8,}+)'''
+       r'''(?==+[A-Za-z0-9+/_\-.~!@#$%^*])'''] = _ASSIGNMENT_HEAD
+
 #: the only flags a guard was written for (a pattern compiled from a str without ``flags:``)
 GUARD_FLAGS = re.UNICODE

@@ -24,7 +24,10 @@ def format_timestamp(moment: datetime) -> str:
     """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC; a naive datetime is refused (its zone would be a guess)."""
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise StoreError(f"the store clock returned a naive datetime ({moment!r}); it must be timezone-aware")
-    return moment.astimezone(UTC).strftime(_FORMAT)
+    utc = moment.astimezone(UTC)
+    if utc.year >= 1000:  # isoformat writes the same text several times faster (a few timestamps per finalize)
+        return utc.isoformat(timespec="microseconds")[:26] + "Z"
+    return utc.strftime(_FORMAT)
 
 
 def parse_timestamp(text: str) -> datetime:
