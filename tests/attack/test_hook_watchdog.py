@@ -229,6 +229,43 @@ def test_the_watchdog_that_fires_first_keeps_the_hook_from_answering(capfd: pyte
     assert json.loads(out) == {"decision": "block", "reason": "late"} and err == "why\n"
 
 
+def _token() -> int:
+    """The supervisor's answer token: one byte in a pipe whose write end is closed (see supervise)."""
+    read, write = os.pipe()
+    os.write(write, b"!")
+    os.close(write)
+    os.set_blocking(read, False)
+    return read
+
+
+def test_the_answer_token_goes_to_one_process_only(capfd: pytest.CaptureFixture[str]) -> None:
+    """The supervisor took the token at the deadline: the child's hook may not answer, and its watchdog, firing a
+    moment later on a loaded machine, ends quietly instead of writing a second answer to the shared stderr."""
+    claim = _token()
+    try:
+        exit_ = _Exit()
+        watchdog = Watchdog(0.0, (2, None, "the child's deadline answer"), exit_=exit_, claim_fd=claim)
+        assert os.read(claim, 1) == b"!"  # the supervisor's take
+        assert not watchdog.claim()
+        watchdog.start()
+        assert exit_.called.wait(10)
+        assert exit_.codes == [2]
+        assert capfd.readouterr() == ("", "")
+    finally:
+        os.close(claim)
+
+
+def test_a_child_that_took_the_token_answers_and_the_other_side_cannot() -> None:
+    claim = _token()
+    try:
+        watchdog = Watchdog(60.0, (2, None, "x"), exit_=_Exit(), claim_fd=claim)
+        assert watchdog.claim() and watchdog.claim()  # the hook holds it (idempotent)
+        # the supervisor finds it taken (the pipe is empty and has no writer): it waits for the child's answer
+        assert os.read(claim, 1) == b""
+    finally:
+        os.close(claim)
+
+
 def test_exit_one_is_never_the_watchdogs_code() -> None:
     exit_ = _Exit()
     Watchdog(0.0, (1, None, "x"), exit_=exit_).start()

@@ -5,7 +5,8 @@ Hosts let an action through when a hook exits 1, crashes, prints what they canno
 ``timeout``. The first three are handled by :func:`run_hook`; the last by a :class:`Watchdog` that ``verigate hook``
 arms before anything else: a daemon thread that, at the hook's deadline, writes the fail-closed answer prepared in
 advance and ends the process with ``os._exit``. One lock decides who answers, so the hook's own answer and the
-watchdog's are never both written.
+watchdog's are never both written (under :func:`supervise`, a one-byte token in a pipe extends that to the
+supervising process).
 
 A thread cannot interrupt C code that holds the GIL (a regular expression backtracking inside ``re``, say): the
 watchdog bounds everything written in Python, which is everything verigate itself runs.
@@ -64,6 +65,8 @@ MAX_STOP_GRACE_S = 5.0
 #: hook stdin larger than this is refused (read at most this + 1 bytes); host inputs are a few KB
 MAX_HOOK_STDIN_BYTES = 8 * 1024 * 1024
 
+#: how long past the deadline the supervisor waits for an answer the child began writing before it (its token)
+CLAIM_GRACE_S = 2.0
 #: the watchdog of this process, when ``verigate hook`` armed one
 _watchdog: Watchdog | None = None
 
@@ -95,10 +98,12 @@ class Watchdog:
     the import lock)."""
 
     def __init__(self, seconds: float, answer: HookAnswer, *, exit_: Callable[[int], Any] = os._exit,
-                 status_fd: int | None = None) -> None:
+                 status_fd: int | None = None, claim_fd: int | None = None) -> None:
         self.started = time.monotonic()
         #: under :func:`supervise`: where the exit code of the written answer is reported to the supervisor
         self._status_fd = status_fd
+        #: under :func:`supervise`: the pipe holding the one answer token this process and the supervisor share
+        self._claim_fd = claim_fd
         self.deadline = self.started + seconds
         code, payload, message = answer
         self._code = code if code != 1 else 2
@@ -115,10 +120,11 @@ class Watchdog:
         return self
 
     def claim(self) -> bool:
-        """The hook's own answer may be written (True) or the watchdog is already writing its own (False)."""
+        """The hook's own answer may be written (True) or the watchdog or the supervisor is already writing its own
+        (False)."""
         with self._lock:
             if self._owner is None:
-                self._owner = "hook"
+                self._owner = "hook" if _take_token(self._claim_fd) else "supervisor"
             return self._owner == "hook"
 
     def answered(self, code: int) -> None:
@@ -134,9 +140,12 @@ class Watchdog:
     def _run(self) -> None:
         time.sleep(max(0.0, self.deadline - time.monotonic()))
         with self._lock:
-            mine = self._owner is None
-            if mine:
-                self._owner = "watchdog"
+            if self._owner is None:
+                self._owner = "watchdog" if _take_token(self._claim_fd) else "supervisor"
+            mine = self._owner == "watchdog"
+        if self._owner == "supervisor":  # the supervisor took the token: it answers, and kills this process
+            self._exit(2)
+            return
         if not mine:  # the hook answered (or is writing its answer) and the process is still here: end it
             self._exit(2 if self._answered_code is None else self._answered_code)
             return
@@ -151,11 +160,23 @@ class Watchdog:
         self._exit(self._code)
 
 
-def arm_watchdog(seconds: float, answer: HookAnswer, *, status_fd: int | None = None) -> Watchdog:
+def _take_token(claim_fd: int | None) -> bool:
+    """Take the one answer token (True), or find it taken by the other process (False). Without a supervisor there
+    is no token to share: the thread lock alone decides."""
+    if claim_fd is None:
+        return True
+    try:
+        return os.read(claim_fd, 1) == b"!"
+    except OSError:  # EAGAIN: the other process read it first
+        return False
+
+
+def arm_watchdog(seconds: float, answer: HookAnswer, *, status_fd: int | None = None,
+                 claim_fd: int | None = None) -> Watchdog:
     """Start this process's watchdog (``verigate hook`` does, first thing); :func:`run_hook` then claims the
     answer before writing it."""
     global _watchdog
-    _watchdog = Watchdog(seconds, answer, status_fd=status_fd).start()
+    _watchdog = Watchdog(seconds, answer, status_fd=status_fd, claim_fd=claim_fd).start()
     return _watchdog
 
 
@@ -225,17 +246,23 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
     child returns from this call and runs the hook with its stdout into a pipe, reporting its exit code through a
     second pipe once its answer is written. The parent never returns: it relays that answer and waits for the
     child to end (until the deadline), or — past the deadline, or when the child dies without an answer — kills it
-    and writes ``answer_for(reason)`` itself. Exactly one answer is written, in time."""
+    and writes ``answer_for(reason)`` itself. Exactly one answer is written, in time: the child (its hook or its
+    watchdog) and the parent each take a one-byte token from a shared pipe before answering, and a pipe hands a
+    byte to one reader only — so at the deadline they cannot both write to the stderr they share."""
     deadline = time.monotonic() + seconds
     out_read, out_write = os.pipe()
     status_read, status_write = os.pipe()
+    claim_read, claim_write = os.pipe()
+    os.write(claim_write, b"!")
+    os.close(claim_write)
+    os.set_blocking(claim_read, False)
     pid = os.fork()
     if pid == 0:  # the child: the hook itself, its stdout into the pipe
         os.close(out_read)
         os.close(status_read)
         os.dup2(out_write, 1)
         os.close(out_write)
-        arm_watchdog(seconds, answer_for(_deadline_reason(seconds)), status_fd=status_write)
+        arm_watchdog(seconds, answer_for(_deadline_reason(seconds)), status_fd=status_write, claim_fd=claim_read)
         return
     os.close(out_write)
     os.close(status_write)
@@ -244,6 +271,9 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
     os.close(devnull)
     child = _Child(pid, out_read, status_read)
     child.pump(deadline, lambda: bool(child.status) or child.ended)
+    if not child.status and not child.ended and not _take_token(claim_read):
+        # the child took the token just before the deadline: its answer is being written; let it finish (bounded)
+        child.pump(time.monotonic() + CLAIM_GRACE_S, lambda: bool(child.status) or child.ended)
     try:
         if child.status:  # answered: relay the answer, give the child until the deadline to end by itself
             child.drain()
