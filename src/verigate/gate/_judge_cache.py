@@ -5,16 +5,17 @@ The key is the sha256 of the canonical JSON of what the judge is shown (the reda
 requirements, known misses and the settled personal-data flag; not the session, turn or attempt, so a rerun of the
 same trajectory in CI hits) and of the engine configuration (engine, client, model, base URL, trust, threshold,
 caps, options, the engine's own label, a callable's name and code, the prompt and verdict-schema texts and
-verigate's version; never a key, nor the name of its variable). Only a clean verdict is ever stored — never a verification error, never a verdict
-the verdict schema cannot express — and an entry is read back through the same validation as a fresh reply
-(:func:`verigate.judge.parse_verdict`), bound to its key: a damaged entry is a miss, judged afresh, never a pass.
-Every read or write failure is a miss too (best effort, like the other records).
+verigate's version; never a key, nor the name of its variable). Only a clean verdict is ever stored — never a
+verification error, never a verdict the verdict schema cannot express — and an entry is read back through the
+same validation as a fresh reply (:func:`verigate.judge.parse_verdict`), bound to its key: a damaged entry is a
+miss, judged afresh, never a pass. Every read or write failure is a miss too (best effort, like the other records).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import marshal
 import re
 from collections.abc import Mapping
@@ -71,9 +72,9 @@ def _function_identity(function: object) -> dict[str, str | None] | None:
         return None
     target = getattr(function, "__func__", function)  # a bound method: its function
     code = getattr(target, "__code__", None)
-    owner: object = target if code is not None else type(target)
-    if code is None:
-        code = getattr(getattr(type(target), "__call__", None), "__code__", None)
+    owner: object = target if code is not None or inspect.isroutine(target) else type(target)
+    if owner is not target:
+        code = getattr(inspect.getattr_static(type(target), "__call__", None), "__code__", None)
     try:
         digest = hashlib.sha256(marshal.dumps(code)).hexdigest() if code is not None else None
     except ValueError:  # a code object marshal cannot write: the name alone
