@@ -145,3 +145,23 @@ def test_export_writes_valid_labelled_cases_that_judge_eval_reads(
     assert report["confusion"] == {"tp": 2, "fn": 1, "tn": 2, "fp": 1} and report["errors"] == 0
     stdout = run_cli("review", "export", "--store", str(reviewed["db"]), "--since", "2999-01-01")
     assert stdout.returncode == 0 and stdout.stdout == "" and "exported 0 cases" in stdout.stderr
+
+
+def test_a_damaged_stored_review_is_counted_not_a_crash(reviewed: dict[str, Any],
+                                                        run_cli: Callable[..., Any]) -> None:
+    # a row another program wrote: its candidate and verdict are strict JSON but not objects. Calibrate counts the
+    # verdict as unreadable (an error, never agreement) and export leaves the case out; neither stops the command
+    import sqlite3
+
+    with sqlite3.connect(reviewed["db"]) as conn:
+        conn.execute("UPDATE pending_reviews SET candidate = '[1]' WHERE review_id = ?", (reviewed["ids"]["tp"],))
+        conn.execute("UPDATE pending_reviews SET verdict = '[2]' WHERE review_id = ?", (reviewed["ids"]["fp"],))
+    done = run_cli("judge", "calibrate", "--store", str(reviewed["db"]), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["errors_by_reason"] == {"judge_timeout": 1, "unreadable_verdict": 1}
+    assert report["confusion"] == {"tp": 1, "fn": 1, "tn": 2, "fp": 0}
+    exported = run_cli("review", "export", "--store", str(reviewed["db"]))
+    assert exported.returncode == 0, exported.stderr
+    assert reviewed["ids"]["tp"] not in exported.stdout and reviewed["ids"]["fp"] in exported.stdout
+    assert f"left out {reviewed['ids']['tp']}" in exported.stderr
