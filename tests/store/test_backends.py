@@ -249,3 +249,13 @@ def test_a_password_with_a_uri_delimiter_is_never_shown(tmp_path: Path, separato
     for shown in (str(caught.value), str(caught.value.source), check.detail, str(failed.value),
                   str(failed.value.source)):
         assert left not in shown and right not in shown, shown
+
+
+def test_a_backend_error_quoting_the_decoded_password_never_shows_it() -> None:
+    # a driver reports the password as it used it: percent-decoded
+    left, right = secrets.token_hex(6), secrets.token_hex(6)
+    url = f"vgfile://alice:{left}%40{right}@host/db?password={left}%26{right}"
+    backend = FileBackend(error=RuntimeError(f"auth failed for password {left}@{right} or {left}&{right}"))
+    with pytest.raises(StoreError) as failed:
+        open_store(url, plugins=[backend])
+    assert f"{left}@{right}" not in str(failed.value) and f"{left}&{right}" not in str(failed.value)

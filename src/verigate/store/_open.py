@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote
 
 from .._errors import StoreError, VerigateError
 from ._base import Store
@@ -115,7 +116,8 @@ def _scrubbed(text: str, url: str) -> str:
     parts = _userinfo(url)
     secrets = [parts[1].split(":", 1)[1]] if parts is not None and ":" in parts[1] else []
     secrets += re.findall(r"password=([^&]+)", url)
-    for secret in secrets:
+    # a driver quotes the password as it used it: percent-decoded too (the longest first: no part of one left)
+    for secret in sorted({*secrets, *(unquote(secret) for secret in secrets)}, key=len, reverse=True):
         if secret:
             text = text.replace(secret, "***")
     return text.splitlines()[0][:300] if text else ""
