@@ -193,3 +193,16 @@ def test_export_never_writes_a_file_judge_eval_refuses(tmp_path: Path, run_cli: 
     done = run_cli("review", "export", "--store", str(db), "--output", str(output))
     assert done.returncode == 0, done.stderr
     assert len(read_judge_cases(output)) == MAX_CASES
+
+
+def test_a_stored_error_reason_never_drives_the_terminal(reviewed: dict[str, Any],
+                                                         run_cli: Callable[..., Any]) -> None:
+    import sqlite3
+
+    with sqlite3.connect(reviewed["db"]) as conn:
+        conn.execute("UPDATE pending_reviews SET verdict = ? WHERE review_id = ?",
+                     (json.dumps({"passed": False, "error": "boom\x1b[2J\u202e"}), reviewed["ids"]["fp"]))
+    done = run_cli("judge", "calibrate", "--store", str(reviewed["db"]))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
+    assert "boom\\x1b[2J\\u202e 1" in done.stdout
