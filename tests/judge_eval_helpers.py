@@ -5,7 +5,8 @@ prompt carries).
 Tokens: ``JUDGE:pass:<key>``, ``JUDGE:fail:<key>``, ``JUDGE:http500:<key>`` (an HTTP 500), ``JUDGE:slow:<key>``
 (answers after the judge timeout), ``JUDGE:garbage:<key>`` (a reply that is no verdict), ``JUDGE:flip:<key>``
 (pass, then fail, then pass … per key: an inconsistent judge), ``JUDGE:costly:<key>`` (a pass whose usage carries a
-gateway's ``cost`` of 0.25 USD and 1000 + 50 tokens)."""
+gateway's ``cost`` of 0.25 USD and 1000 + 50 tokens), ``JUDGE:overpriced:<key>`` (a pass whose gateway ``cost`` is
+1e308 USD: two of them overflow a float sum)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from judge_servers import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-TOKEN = re.compile(r"JUDGE:(pass|fail|http500|slow|garbage|flip|costly):([A-Za-z0-9_-]+)")
+TOKEN = re.compile(r"JUDGE:(pass|fail|http500|slow|garbage|flip|costly|overpriced):([A-Za-z0-9_-]+)")
 #: the judge timeout the test configurations set; a slow reply waits well past it
 JUDGE_TIMEOUT_S = 2.0
 SLOW_DELAY_S = 30.0
@@ -79,6 +80,8 @@ class CaseServer(JudgeServer):
         completion = openai_completion(verdict_json(passed=passed))
         if action == "costly":
             completion["usage"] = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050, "cost": 0.25}
+        if action == "overpriced":
+            completion["usage"] = {"prompt_tokens": 1, "completion_tokens": 1, "cost": 1e308}
         return completion
 
 

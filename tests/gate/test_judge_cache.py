@@ -251,3 +251,20 @@ def test_a_hard_fail_stays_a_hard_fail_from_the_cache(store: SqliteStore) -> Non
     first, second = _run(gate, "one"), _run(gate, "two")
     assert engine.calls == 1 and first.policy_action == second.policy_action == "escalate"
     assert second.verdict == first.verdict
+
+
+def _passing_judge(request: Any) -> str:
+    return verdict_reply(True)
+
+
+def _failing_judge(request: Any) -> str:
+    return verdict_reply(False, ["tests_pass"], score=0.1)
+
+
+def test_two_judge_functions_under_one_model_name_never_share_a_verdict(store: SqliteStore) -> None:
+    # ``model`` names the callable's label; a stub that always passes (a test's, another runtime's) must not hand
+    # its cached pass to the real function configured with the same model name over the same store
+    assert _run(_gate(store, _passing_judge), "one").outcome == "completed"
+    assert _run(_gate(store, _failing_judge), "two").outcome == "revise"
+    assert _run(_gate(store, lambda request: verdict_reply(True)), "three").outcome == "completed"
+    assert _run(_gate(store, lambda request: verdict_reply(False, ["x"], score=0.1)), "four").outcome == "revise"

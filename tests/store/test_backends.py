@@ -229,3 +229,33 @@ def test_doctor_names_a_database_store_without_its_password(tmp_path: Path) -> N
     check = store_check(str(tmp_path), load_config({"store": {"url": f"postgresql://alice:{password}@db/verigate"}}))
     assert check.skipped
     assert check.detail == "postgresql://alice:***@db/verigate is not a local file"
+
+
+@pytest.mark.parametrize("separator", ["#", "?", "/", "@", ":"])
+def test_a_password_with_a_uri_delimiter_is_never_shown(tmp_path: Path, separator: str) -> None:
+    # libpq takes everything before the '@' as the credentials ('#' and '?' included): no half of such a password
+    # may reach a message, the doctor or a store error (a '/' or '@' one is masked too: over-masking is harmless)
+    from verigate._config import load_config
+    from verigate.cli._doctor_checks import store_check
+
+    left, right = secrets.token_hex(6), secrets.token_hex(6)
+    url = f"postgresql://alice:{left}{separator}{right}@db.example:5432/verigate"
+    with pytest.raises(StoreError) as caught:
+        open_store(url.replace("postgresql", "nope"), plugins=[FileBackend()])
+    check = store_check(str(tmp_path), load_config({"store": {"url": url}}))
+    backend = FileBackend(error=RuntimeError(f"could not connect to {url}"))
+    with pytest.raises(StoreError) as failed:
+        open_store(url.replace("postgresql", "vgfile"), plugins=[backend])
+    for shown in (str(caught.value), str(caught.value.source), check.detail, str(failed.value),
+                  str(failed.value.source)):
+        assert left not in shown and right not in shown, shown
+
+
+def test_a_backend_error_quoting_the_decoded_password_never_shows_it() -> None:
+    # a driver reports the password as it used it: percent-decoded
+    left, right = secrets.token_hex(6), secrets.token_hex(6)
+    url = f"vgfile://alice:{left}%40{right}@host/db?password={left}%26{right}"
+    backend = FileBackend(error=RuntimeError(f"auth failed for password {left}@{right} or {left}&{right}"))
+    with pytest.raises(StoreError) as failed:
+        open_store(url, plugins=[backend])
+    assert f"{left}@{right}" not in str(failed.value) and f"{left}&{right}" not in str(failed.value)

@@ -200,3 +200,15 @@ def test_watch_never_creates_a_store(tmp_path: Path, verigate_cli: Any) -> None:
     assert done.returncode == 2
     assert "no store here" in done.stderr
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_watch_json_never_prints_a_raw_c1_control_or_bidi_override(tmp_path: Path, verigate_cli: Any) -> None:
+    # json.dumps escapes only the C0 controls; U+009B is a one-character CSI to some terminals and U+202E turns
+    # the rest of the line around: agent text (a session id) must not drive the watching operator's terminal
+    path = tmp_path / "w.db"
+    review_id = _file(path, "sess-\x9b31m-\u202eder-\x7f-\U000e0041")
+    done = verigate_cli("review", "watch", "--store", str(path), "--once", "--json")
+    assert done.returncode == 0, done.stderr
+    assert not any(char in done.stdout for char in "\x9b\u202e\x7f\U000e0041")
+    line = json.loads(done.stdout)
+    assert (line["review_id"], line["session_id"]) == (review_id, "sess-\x9b31m-\u202eder-\x7f-\U000e0041")

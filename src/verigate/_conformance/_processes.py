@@ -21,9 +21,10 @@ __all__ = ["ProcessesContract"]
 
 #: each worker waits for the go file so that all of them open and write the store at the same time
 _PRELUDE = """
-import json, sys, time
+import json, os, sys, time
 from pathlib import Path
-go, url, worker, args = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+go, worker, args = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+url = os.environ["VERIGATE_CONFORMANCE_STORE_URL"]
 while not go.exists():
     time.sleep(0.005)
 """
@@ -128,8 +129,10 @@ def run_workers(code: str, url: str, folder: Path, arguments: Sequence[Sequence[
                 timeout_s: float = 600) -> list[list[dict[str, Any]]]:
     """Start one process per argument list, release them together, and return each one's JSON lines."""
     go = folder / f"go-{os.getpid()}-{id(arguments)}"
-    workers = [subprocess.Popen([sys.executable, "-c", code, str(go), url, f"w{index}", *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the URL (which may hold a password) in the environment, not in the command line any user of the machine reads
+    env = {**os.environ, "VERIGATE_CONFORMANCE_STORE_URL": url}
+    workers = [subprocess.Popen([sys.executable, "-c", code, str(go), f"w{index}", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                for index, args in enumerate(arguments)]
     go.touch()
     outputs = []

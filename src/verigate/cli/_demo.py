@@ -63,6 +63,7 @@ def main(argv: Sequence[str]) -> int:
 
     from .._models import Candidate, Termination, TerminationReason, ToolObservation
     from ..gate import Gate, finalize_and_return
+    from ..store._open import shown_url
 
     candidate = Candidate(
         request=SAMPLE_REQUEST,
@@ -81,7 +82,8 @@ def main(argv: Sequence[str]) -> int:
     with Gate.from_config(args.config) as gate:
         if gate.config.judge is None:
             print("judge: none configured (embedded defaults)", file=explain_to)
-        print(f"store: {getattr(gate.store, 'path', gate.config.store.url)}", file=explain_to)
+        # a database URL may carry a password: shown without it (a SQLite store shows its file)
+        print(f"store: {getattr(gate.store, 'path', None) or shown_url(gate.config.store.url)}", file=explain_to)
         print(file=explain_to)
         result = finalize_and_return(gate, candidate, Termination(TerminationReason.NATURAL))
     _explain(result, explain_to)

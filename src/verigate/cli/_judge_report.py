@@ -46,7 +46,8 @@ def _figures(report: JudgeQuality, figures: Agreement) -> list[tuple[str, str]]:
     """(name, value) of every figure, each value with its numerator and denominator."""
     interval, correct = figures.kappa_ci, figures.tp + figures.tn
     ci = f"95% CI {interval[0]:.4f}..{interval[1]:.4f}" if interval is not None else "95% CI n/a"
-    errors = "".join(f"; {reason} {count}" for reason, count in report.errors_by_reason.items())
+    # a reason code comes from an engine or a stored row: shown escaped, like every other text from outside
+    errors = "".join(f"; {_printable(reason)} {count}" for reason, count in report.errors_by_reason.items())
     rows = [
         ("TPR (complete judged complete)", _ratio_text(figures.tpr, figures.tp, figures.tp + figures.fn)),
         ("TNR (incomplete judged incomplete)", _ratio_text(figures.tnr, figures.tn, figures.tn + figures.fp)),

@@ -27,6 +27,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], st
     export.add_argument("--output", type=Path, metavar="FILE", help="write the cases here instead of stdout")
 
 
+def _check_readable(cases: int, size: int) -> None:
+    """An export is a case file ``verigate judge eval`` reads: past its bounds, nothing is written (a file the
+    reader refuses as a whole helps no one) and the message says how to narrow it."""
+    from ..judge._cases import MAX_CASES, MAX_CASES_FILE_BYTES
+
+    if cases > MAX_CASES or size > MAX_CASES_FILE_BYTES:
+        raise InputError(f"the export would hold {cases} cases in {size} bytes, past what judge eval reads "
+                         f"({MAX_CASES} cases, {MAX_CASES_FILE_BYTES} bytes): narrow it with --since",
+                         field="--since")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..judge._calibrate import review_case
     from ._judge import read_decisions, write_output
@@ -39,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         except InputError as exc:
             skipped += 1
             print(f"verigate review export: left out {decision.review.review_id}: {exc}", file=sys.stderr)
-    write_output("".join(f"{line}\n" for line in lines), args.output)
+    text = "".join(f"{line}\n" for line in lines)
+    _check_readable(len(lines), len(text.encode("utf-8")))
+    write_output(text, args.output)
     left_out = ", ".join(f"{count} {status}" for status, count in excluded.items() if count)
     print(f"exported {len(lines)} case{'' if len(lines) == 1 else 's'}"
           + (f"; left out {left_out} (not a person's decision)" if left_out else "")

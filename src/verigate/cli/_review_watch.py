@@ -38,13 +38,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _escaped_controls(text: str) -> str:
+    """JSON text with every control and format character as a ``\\uXXXX`` escape: json.dumps leaves DEL, the C1
+    controls (U+009B is a CSI to some terminals) and bidi overrides raw. Outside strings JSON has none of them, so
+    the result reads back to the same value."""
+    import unicodedata
+
+    # json.dumps of one character with ensure_ascii: its \\uXXXX escape (a surrogate pair past the BMP)
+    return "".join(json.dumps(char)[1:-1] if ord(char) > 0x7e and unicodedata.category(char) in ("Cc", "Cf")
+                   else char for char in text)
+
+
 def _line(review: PendingReview, as_json: bool) -> str:
     from ._review import _printable
 
     fields = {"review_id": review.review_id, "session_id": review.session_id, "policy_action": review.policy_action,
               "reason": review.reason, "created_at": review.created_at}
     if as_json:
-        return json.dumps(fields, ensure_ascii=False)
+        return _escaped_controls(json.dumps(fields, ensure_ascii=False))
     return "  ".join(_printable(value) for value in (review.created_at, review.review_id, review.session_id,
                                                        review.policy_action, review.reason))
 

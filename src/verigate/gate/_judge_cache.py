@@ -4,17 +4,19 @@ verdict the store kept for it.
 The key is the sha256 of the canonical JSON of what the judge is shown (the redacted request, answer, tool calls,
 requirements, known misses and the settled personal-data flag; not the session, turn or attempt, so a rerun of the
 same trajectory in CI hits) and of the engine configuration (engine, client, model, base URL, trust, threshold,
-caps, options, the engine's own label, the prompt and verdict-schema texts and verigate's version; never a key,
-nor the name of its variable). Only a clean verdict is ever stored — never a verification error, never a verdict
-the verdict schema cannot express — and an entry is read back through the same validation as a fresh reply
-(:func:`verigate.judge.parse_verdict`), bound to its key: a damaged entry is a miss, judged afresh, never a pass.
-Every read or write failure is a miss too (best effort, like the other records).
+caps, options, the engine's own label, a callable's name and code, the prompt and verdict-schema texts and
+verigate's version; never a key, nor the name of its variable). Only a clean verdict is ever stored — never a
+verification error, never a verdict the verdict schema cannot express — and an entry is read back through the
+same validation as a fresh reply (:func:`verigate.judge.parse_verdict`), bound to its key: a damaged entry is a
+miss, judged afresh, never a pass. Every read or write failure is a miss too (best effort, like the other records).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
+import marshal
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -61,6 +63,26 @@ def _engine_label(engine: JudgeEngine) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def _function_identity(function: object) -> dict[str, str | None] | None:
+    """What a ``client: callable`` function is: its qualified name and the sha256 of its code (of its class's
+    ``__call__`` for a callable object). The engine label names it by ``model`` when one is set, so two functions
+    under one model name (a test's always-pass stub and the real call over one store) would otherwise share
+    verdicts. Values a closure captured are not in it: two closures of one function are one judge to the cache."""
+    if function is None:
+        return None
+    target = getattr(function, "__func__", function)  # a bound method: its function
+    code = getattr(target, "__code__", None)
+    owner: object = target if code is not None or inspect.isroutine(target) else type(target)
+    if owner is not target:
+        code = getattr(inspect.getattr_static(type(target), "__call__", None), "__code__", None)
+    try:
+        digest = hashlib.sha256(marshal.dumps(code)).hexdigest() if code is not None else None
+    except ValueError:  # a code object marshal cannot write: the name alone
+        digest = None
+    name = getattr(owner, "__qualname__", None) or type(owner).__name__
+    return {"name": f"{getattr(owner, '__module__', None)}.{name}", "code_sha256": digest}
+
+
 def cache_key(request: JudgeRequest, config: JudgeConfig, engine: JudgeEngine) -> str:
     """The sha256 hex of the redacted request and the engine configuration; StoreError when a value cannot be
     written as JSON (an option that is not JSON): then nothing is cached."""
@@ -83,6 +105,7 @@ def cache_key(request: JudgeRequest, config: JudgeConfig, engine: JudgeEngine) -
             "engine": config.engine, "client": config.client, "model": config.model, "base_url": config.base_url,
             "trust": config.trust, "threshold": config.threshold, "caps": attrs.asdict(config.caps),
             "options": dict(config.options), "label": _engine_label(engine), "prompts_sha256": _prompt_sha256(),
+            "function": _function_identity(config.function),
         },
     }
     return hashlib.sha256(canonical_json(material, field="judge cache key").encode("utf-8")).hexdigest()

@@ -215,7 +215,11 @@ class JudgeQuality:
 
         def total(name: str) -> Any:
             values = [getattr(usage, name) for usage in reported if getattr(usage, name) is not None]
-            return sum(values) if values else None
+            if not values:
+                return None
+            summed = sum(values)
+            # costs past a float's range sum to inf, which is no figure (and no JSON number): not reported
+            return summed if not isinstance(summed, float) or math.isfinite(summed) else None
 
         return {"reported_calls": len(reported), "calls": len(self.judgments),
                 "input_tokens": total("input_tokens"), "output_tokens": total("output_tokens"),

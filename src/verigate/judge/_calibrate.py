@@ -73,9 +73,11 @@ def review_decisions(reviews: Iterable[PendingReview], *, since: datetime | None
     return tuple(decision for _, decision in decisions), excluded
 
 
-def _outcome(verdict: Mapping[str, Any] | None) -> tuple[Outcome, str | None]:
+def _outcome(verdict: object) -> tuple[Outcome, str | None]:
     if verdict is None:
         return "error", "no_verdict"
+    if not isinstance(verdict, Mapping):  # a row another program wrote: strict JSON, but not a verdict object
+        return "error", "unreadable_verdict"
     error, passed = verdict.get("error"), verdict.get("passed")
     if error is not None:
         return "error", str(error)
@@ -84,8 +86,8 @@ def _outcome(verdict: Mapping[str, Any] | None) -> tuple[Outcome, str | None]:
     return ("complete" if passed else "incomplete"), None
 
 
-def _text(candidate: Mapping[str, Any], key: str, fallback: str = "") -> str:
-    value = candidate.get(key, fallback)
+def _text(candidate: object, key: str, fallback: str = "") -> str:
+    value = candidate.get(key, fallback) if isinstance(candidate, Mapping) else fallback
     return value if isinstance(value, str) else fallback
 
 
@@ -107,6 +109,8 @@ def review_case(decision: ReviewDecision) -> dict[str, Any]:
     """The decision as a labelled case of ``schemas/judge-case.schema.json`` (the stored, already redacted text;
     note: the reviewer's note, else the decision). InputError when a stored text is past a case bound."""
     review = decision.review
+    if not isinstance(review.candidate, Mapping):  # a damaged row: no case of it rather than one with no request
+        raise InputError("the stored candidate is not a JSON object", source=f"review {review.review_id}")
     calls = review.candidate.get("tool_calls", [])
     tool_calls = [dict(call) for call in calls if isinstance(call, Mapping)] if isinstance(calls, list) else []
     by = f" by {review.resolved_by}" if review.resolved_by else ""

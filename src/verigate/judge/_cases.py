@@ -98,6 +98,8 @@ def parse_judge_cases(text: str, *, source: str | None = None) -> tuple[JudgeCas
     """The cases of JSONL ``text`` (blank lines skipped); InputError naming ``source:line field`` for the first
     bad line, a repeated id, too many lines or a line too long, and for a file without a single case."""
     lines = text.split("\n")
+    if lines[-1] == "":  # the newline ending the last line starts no line of its own
+        lines.pop()
     if len(lines) > MAX_CASES:
         raise InputError(f"more than {MAX_CASES} lines", source=source)
     cases: list[JudgeCase] = []

@@ -9,6 +9,7 @@ client that never reports leaves the figures "not reported" rather than zero."""
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -37,6 +38,17 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _cost(value: object) -> float | None:
+    """A finite cost >= 0 as a float; None for anything else (an integer past a float's range included)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        cost = float(value)
+    except OverflowError:
+        return None
+    return cost if 0 <= cost < math.inf else None
+
+
 def report_usage(*, input_tokens: object = None, output_tokens: object = None, cost_usd: object = None,
                  response_model: object = None, response_id: object = None, finish_reason: object = None) -> None:
     """Record what the API reported for the call in progress: token counts, the cost in US dollars, the model that
@@ -47,10 +59,7 @@ def report_usage(*, input_tokens: object = None, output_tokens: object = None, c
         return
     tokens = {"input_tokens": _count(input_tokens), "output_tokens": _count(output_tokens)}
     if sink is not None:
-        cost = cost_usd if isinstance(cost_usd, (int, float)) and not isinstance(cost_usd, bool) else None
-        if cost is not None and not (0 <= cost < float("inf")):
-            cost = None
-        usage = JudgeUsage(tokens["input_tokens"], tokens["output_tokens"], None if cost is None else float(cost))
+        usage = JudgeUsage(tokens["input_tokens"], tokens["output_tokens"], _cost(cost_usd))
         if usage != JudgeUsage():
             sink.append(usage)
     if call is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote
 
 from .._errors import StoreError, VerigateError
 from ._base import Store
@@ -22,8 +23,8 @@ __all__ = ["StoreOpener", "open_store", "shown_url", "url_scheme"]
 
 #: RFC 3986 scheme, then ``://``
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://")
-#: the userinfo of ``scheme://user:password@host``
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@]*)@")
+#: the ``scheme://`` a userinfo may follow
+_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 HOOK = "verigate_store_backends"
 
 
@@ -47,13 +48,22 @@ def url_scheme(url: str) -> str | None:
     return match.group(1).lower()
 
 
+def _userinfo(url: str) -> tuple[str, str, str] | None:
+    """``(scheme://, userinfo, rest)`` with the userinfo up to the LAST '@': libpq takes '#', '?' and '@' inside
+    the credentials, and a password holding '/' must not show either (masking too much is harmless)."""
+    match = _PREFIX.match(url)
+    at = url.rfind("@")
+    if match is None or at < match.end():
+        return None
+    return match.group(0), url[match.end():at], url[at + 1:]
+
+
 def shown_url(url: str) -> str:
     """The URL as an error message may show it: no password in the userinfo and no query (libpq takes
     ``?password=`` there)."""
-    match = _USERINFO.match(url)
-    if match is not None and ":" in match.group(2):
-        user = match.group(2).split(":", 1)[0]
-        url = f"{match.group(1)}{user}:***@{url[match.end():]}"
+    parts = _userinfo(url)
+    if parts is not None and ":" in parts[1]:
+        url = f"{parts[0]}{parts[1].split(':', 1)[0]}:***@{parts[2]}"
     return url.split("?", 1)[0] + ("?…" if "?" in url else "")
 
 
@@ -103,10 +113,11 @@ def _backends(manager: PluginManager | None, plugins: Iterable[object | str]) ->
 
 def _scrubbed(text: str, url: str) -> str:
     """A driver's message without the URL's password, should it quote the URL."""
-    match = _USERINFO.match(url)
-    secrets = [match.group(2).split(":", 1)[1]] if match is not None and ":" in match.group(2) else []
+    parts = _userinfo(url)
+    secrets = [parts[1].split(":", 1)[1]] if parts is not None and ":" in parts[1] else []
     secrets += re.findall(r"password=([^&]+)", url)
-    for secret in secrets:
+    # a driver quotes the password as it used it: percent-decoded too (the longest first: no part of one left)
+    for secret in sorted({*secrets, *(unquote(secret) for secret in secrets)}, key=len, reverse=True):
         if secret:
             text = text.replace(secret, "***")
     return text.splitlines()[0][:300] if text else ""

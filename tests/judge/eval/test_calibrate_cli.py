@@ -145,3 +145,64 @@ def test_export_writes_valid_labelled_cases_that_judge_eval_reads(
     assert report["confusion"] == {"tp": 2, "fn": 1, "tn": 2, "fp": 1} and report["errors"] == 0
     stdout = run_cli("review", "export", "--store", str(reviewed["db"]), "--since", "2999-01-01")
     assert stdout.returncode == 0 and stdout.stdout == "" and "exported 0 cases" in stdout.stderr
+
+
+def test_a_damaged_stored_review_is_counted_not_a_crash(reviewed: dict[str, Any],
+                                                        run_cli: Callable[..., Any]) -> None:
+    # a row another program wrote: its candidate and verdict are strict JSON but not objects. Calibrate counts the
+    # verdict as unreadable (an error, never agreement) and export leaves the case out; neither stops the command
+    import sqlite3
+
+    with sqlite3.connect(reviewed["db"]) as conn:
+        conn.execute("UPDATE pending_reviews SET candidate = '[1]' WHERE review_id = ?", (reviewed["ids"]["tp"],))
+        conn.execute("UPDATE pending_reviews SET verdict = '[2]' WHERE review_id = ?", (reviewed["ids"]["fp"],))
+    done = run_cli("judge", "calibrate", "--store", str(reviewed["db"]), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["errors_by_reason"] == {"judge_timeout": 1, "unreadable_verdict": 1}
+    assert report["confusion"] == {"tp": 1, "fn": 1, "tn": 2, "fp": 0}
+    exported = run_cli("review", "export", "--store", str(reviewed["db"]))
+    assert exported.returncode == 0, exported.stderr
+    assert reviewed["ids"]["tp"] not in exported.stdout and reviewed["ids"]["fp"] in exported.stdout
+    assert f"left out {reviewed['ids']['tp']}" in exported.stderr
+
+
+def test_export_never_writes_a_file_judge_eval_refuses(tmp_path: Path, run_cli: Callable[..., Any]) -> None:
+    # years of reviews: more decisions than a case file may hold. The export says so (exit 2, naming --since)
+    # instead of writing cases that ``judge eval`` then refuses as a whole
+    import sqlite3
+
+    from verigate.judge import MAX_CASES
+
+    db = tmp_path / "verigate.db"
+    open_store(str(db)).close()
+    candidate = json.dumps({"request": "Fix it.", "final_text": "Fixed.", "tool_calls": []})
+    rows = [(f"r{index:06d}", "s", "approved", "escalate_budget", "", "Fixed.", candidate,
+             json.dumps({"passed": True}), "2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:01.000000Z", "alice")
+            for index in range(MAX_CASES + 1)]
+    with sqlite3.connect(db) as conn:
+        conn.executemany("INSERT INTO pending_reviews (review_id, session_id, status, policy_action, reason, "
+                         "pending_text, candidate, verdict, created_at, resolved_at, resolved_by) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    output = tmp_path / "cases.jsonl"
+    done = run_cli("review", "export", "--store", str(db), "--output", str(output))
+    assert done.returncode == 2 and "--since" in done.stderr, done.stderr
+    assert not output.exists()
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM pending_reviews WHERE review_id = ?", (f"r{MAX_CASES:06d}",))
+    done = run_cli("review", "export", "--store", str(db), "--output", str(output))
+    assert done.returncode == 0, done.stderr
+    assert len(read_judge_cases(output)) == MAX_CASES
+
+
+def test_a_stored_error_reason_never_drives_the_terminal(reviewed: dict[str, Any],
+                                                         run_cli: Callable[..., Any]) -> None:
+    import sqlite3
+
+    with sqlite3.connect(reviewed["db"]) as conn:
+        conn.execute("UPDATE pending_reviews SET verdict = ? WHERE review_id = ?",
+                     (json.dumps({"passed": False, "error": "boom\x1b[2J\u202e"}), reviewed["ids"]["fp"]))
+    done = run_cli("judge", "calibrate", "--store", str(reviewed["db"]))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
+    assert "boom\\x1b[2J\\u202e 1" in done.stdout

@@ -81,3 +81,12 @@ def test_deep_nesting_and_invalid_utf8_are_refused(tmp_path: Path) -> None:
 def test_an_invalid_record_is_not_exported() -> None:
     with pytest.raises(InputError, match="request"):
         case_record(request="x" * 200_001, final_text="f", tool_calls=[], label="complete", id="r1")
+
+
+def test_a_file_of_exactly_max_cases_lines_each_ending_in_a_newline_is_read() -> None:
+    from verigate.judge import MAX_CASES, parse_judge_cases
+
+    line = json.dumps({"request": "r", "final_text": "f", "tool_calls": [], "label": "complete"}) + "\n"
+    assert len(parse_judge_cases(line * MAX_CASES)) == MAX_CASES
+    with pytest.raises(InputError, match=f"more than {MAX_CASES} lines"):
+        parse_judge_cases(line * MAX_CASES + "\n")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from judge_eval_helpers import CaseServer, case, judge_config, write_cases
-from verigate.judge import read_judge_cases
+from verigate.judge import read_judge_cases, report_usage
+from verigate.judge._usage import collecting_usage
 
 Z95 = 1.959963984540054
 
@@ -224,6 +225,23 @@ def test_cost_is_summed_when_the_api_reports_it(tmp_path: Path, config_file: Pat
     # two replies at 1000 + 50 tokens and 0.25 USD, one at 10 + 10 tokens without a cost
     assert json.loads(done.stdout)["usage"] == {"reported_calls": 3, "calls": 3, "input_tokens": 2010,
                                                 "output_tokens": 110, "cost_usd": 0.5}
+
+
+def test_a_cost_past_a_float_is_not_reported_and_never_breaks_the_report(tmp_path: Path, config_file: Path,
+                                                                         run_cli) -> None:
+    # the gateway's reply is outside data: two costs of 1e308 overflow the sum to inf (no JSON number); the
+    # verdicts still count and the report is still written
+    cases = write_cases(tmp_path / "cases.jsonl", [case("complete", "JUDGE:overpriced:a"),
+                                                   case("complete", "JUDGE:overpriced:b")])
+    done = run_cli("judge", "eval", str(cases), "--config", str(config_file), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["confusion"]["tp"] == 2 and report["errors"] == 0
+    assert report["usage"]["cost_usd"] is None and report["usage"]["input_tokens"] == 2
+    # a client (a callable judge function) reporting an integer cost past a float's range: dropped, never raised
+    with collecting_usage() as reported:
+        report_usage(input_tokens=1, cost_usd=10 ** 400)
+    assert [item.cost_usd for item in reported] == [None]
 
 
 @pytest.mark.parametrize(("protocol", "tokens"), [("anthropic", (10, 10)), ("jev", (100, 0))])

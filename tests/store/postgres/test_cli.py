@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from verigate_postgres import SCHEMA_VERSION, PostgresStore
 
@@ -50,3 +51,15 @@ def test_review_watch_approve_and_ledger_verify(pg_url: str, tmp_path: Path) -> 
     done = _cli(tmp_path, "ledger", "verify", "--store", pg_url, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["rows"] == 2
+
+
+def test_demo_names_a_database_store_without_its_password(pg_server: Any, tmp_path: Path) -> None:
+    import secrets
+
+    password = secrets.token_hex(12)  # trust authentication: any password passes, none may be printed
+    url = pg_server.url_for(pg_server.fresh_schema()).replace("verigate@", f"verigate:{password}@")
+    config = tmp_path / "verigate.yaml"
+    config.write_text(json.dumps({"store": {"url": url}}), encoding="utf-8")  # JSON is YAML
+    done = _cli(tmp_path, "demo", "--config", str(config))
+    assert password not in done.stdout + done.stderr
+    assert "store: postgresql://verigate:***@" in done.stdout, done.stdout + done.stderr
