@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from grade_helpers import config, run, step, write_traces
 
+from verigate._plugin_cache import fingerprint
 from verigate.trace import grade, grade_many
 from verigate.trace._manager import grading_manager
 
@@ -69,8 +70,12 @@ def test_plugin_objects_get_a_fresh_manager_and_names_a_remembered_one(site: Pat
 
     probe = Probe()
     assert grading_manager([probe]) is not grading_manager([probe])
-    assert grading_manager([]) is grading_manager([])
     assert grading_manager([]).has_plugin("rule-probe")
+    mark = fingerprint()
+    if mark is not None and mark[1]:
+        # remembered only while every sys.path entry is old enough to trust (another process may be writing to
+        # one of them right now: then each call builds afresh, which is the safe side)
+        assert grading_manager([]) is grading_manager([])
 
 
 def test_many_sources_grade_alike_with_the_rules_resolved_once(tmp_path: Path, site: Path) -> None:
