@@ -378,13 +378,16 @@ def test_the_verifier_holds_no_literal_key_list() -> None:
 
 
 def test_the_verifier_reuses_the_producers_functions() -> None:
-    from verigate.evidence import _c3, _delivery, _privacy
+    from verigate.evidence import _c3, _delivery, _folder, _privacy, _producer
 
-    assert verify_module.derive_delivery_fields is _delivery.derive_delivery_fields
-    assert verify_module.derive_terminal_state is _delivery.derive_terminal_state
+    # the task-folder derivations live in _folder (remembered per folder content), the EV checks in _verify
+    assert _folder.derive_delivery_fields is _delivery.derive_delivery_fields
+    assert _folder.derive_terminal_state is _delivery.derive_terminal_state
+    assert _folder.derive_human_interventions is _producer.derive_human_interventions
+    assert _folder.derive_source_escalations is _producer.derive_source_escalations
     assert verify_module.derive_quality_metrics is _delivery.derive_quality_metrics
     assert verify_module.check_output_privacy is _privacy.check_output_privacy
-    assert verify_module.check_c3 is _c3.check_c3
+    assert _folder.check_c3 is _c3.check_c3
 
 
 @pytest.mark.parametrize("argv", [[], ["only-one"], ["a", "b", "c"]])
@@ -397,3 +400,33 @@ def test_an_unreadable_ev_is_rejected(merge_task: Path, tmp_path: Path) -> None:
     (tmp_path / "nan.json").write_text('{"run_id": NaN}', encoding="utf-8")
     assert run_cli("evidence", "verify", str(tmp_path / "nan.json"), str(merge_task)).returncode == 1
     assert _cli([1, 2], merge_task, tmp_path)[0] == 1
+
+
+def test_a_folder_changed_after_a_verification_is_seen_at_once(complete_ev: dict[str, Any],
+                                                               merge_task: Path) -> None:
+    # the verifier remembers derivations per folder content: every file is read again, every change is a new key
+    verify(complete_ev, merge_task)
+    todo = merge_task / "todo.md"
+    original = todo.read_bytes()
+    todo.write_text("# TODO\n- [x] T-1\n", encoding="utf-8")
+    assert "c3_prime_decision_ref" in _rejected(complete_ev, merge_task)
+    todo.write_bytes(original)
+    verify(complete_ev, merge_task)
+    record = merge_task / "delivery" / "record.jsonl"
+    lines = record.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[0])
+    entry["entry_id"] = "sha256:" + "0" * 64
+    record.write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n", encoding="utf-8")
+    assert "entry_id" in _rejected(complete_ev, merge_task)
+    record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    verify(complete_ev, merge_task)
+    record.unlink()
+    assert "final_head_sha" in _rejected(complete_ev, merge_task)
+
+
+def test_a_remembered_folder_gives_the_same_verdicts_again(complete_ev: dict[str, Any], merge_task: Path) -> None:
+    tampered = {**complete_ev, "terminal_state": "BLOCKED", "repair_rounds": 7, "escalation": []}
+    first = _rejected(tampered, merge_task)
+    assert _rejected(copy.deepcopy(tampered), merge_task) == first
+    verify(complete_ev, merge_task)  # the rejections above changed nothing the folder's memo holds
+    assert _rejected(tampered, merge_task) == first

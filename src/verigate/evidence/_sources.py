@@ -1,8 +1,12 @@
-"""Source readers: the only place the producer's inputs are read from disk (task folder and runs folder)."""
+"""Source readers: the only place the producer's inputs are read from disk (task folder and runs folder).
+
+The six Plan Package artifacts are read through os on str paths: the verifier reads them for every EV, and six
+Path objects per EV cost more than reading the files."""
 
 from __future__ import annotations
 
 import errno
+import os
 import re
 import stat
 from pathlib import Path
@@ -15,7 +19,16 @@ from ._delivery import load_entries
 from ._producer import TaskSources
 from ._scrub import secret_scanner
 
-__all__ = ["read_arbiter_records", "read_c3", "read_record", "read_task_sources", "repo_relative", "repository_name"]
+__all__ = [
+    "read_arbiter_records",
+    "read_c3",
+    "read_c3_sources",
+    "read_record",
+    "read_record_text",
+    "read_task_sources",
+    "repo_relative",
+    "repository_name",
+]
 
 _TASK_PART = re.compile(r"^TASK-[0-9]{4}$")
 
@@ -37,13 +50,21 @@ def repo_relative(path: Path) -> str:
 
 def read_c3(task_dir: Path) -> tuple[dict[str, Any], dict[str, bytes | None]]:
     """approvals/c3.json (c3-prime only; legacy refused) and the six Plan Package artifacts it binds."""
+    text, artifacts = read_c3_sources(task_dir)
+    return parse_c3(text, "approvals/c3.json"), artifacts
+
+
+def read_c3_sources(task_dir: Path) -> tuple[str, dict[str, bytes | None]]:
+    """approvals/c3.json's text, unparsed, and the six Plan Package artifacts' bytes (None: not a regular file).
+
+    The artifacts are read only once c3.json could be read, as ``read_c3`` always did."""
     c3_path = task_dir / "approvals" / "c3.json"
     try:
         text = c3_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise EvidenceError([f"approvals/c3.json cannot be read: {exc}"]) from exc
-    record = parse_c3(text, "approvals/c3.json")
-    return record, {name: _regular_file_bytes(task_dir / name) for name in ARTIFACTS}
+    folder = os.fspath(task_dir)  # plain strings: six Path objects per EV cost more than reading the files
+    return text, {name: _regular_file_bytes(os.path.join(folder, name)) for name in ARTIFACTS}
 
 
 #: the errors for which Path.is_file() answers False instead of raising (pathlib's own lists, Python 3.11)
@@ -51,30 +72,40 @@ _ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 _ABSENT_WINDOWS = frozenset({21, 123, 1921})
 
 
-def _regular_file_bytes(path: Path) -> bytes | None:
-    """``path.read_bytes() if path.is_file() else None`` with one stat and one Path per file (the verifier reads
-    six artifacts per EV): the same answers, raising where ``is_file`` raises."""
+def _regular_file_bytes(path: str) -> bytes | None:
+    """``Path(path).read_bytes() if Path(path).is_file() else None`` with one stat and no Path per file (the
+    verifier reads six artifacts per EV): the same answers, raising where ``is_file`` raises."""
     try:
-        is_file = stat.S_ISREG(path.stat().st_mode)
+        is_file = stat.S_ISREG(os.stat(path).st_mode)
     except OSError as exc:
         if exc.errno not in _ABSENT and getattr(exc, "winerror", None) not in _ABSENT_WINDOWS:
             raise
         is_file = False
     except ValueError:  # a path the OS cannot take (an embedded NUL): is_file answers False
         is_file = False
-    return path.read_bytes() if is_file else None
+    if not is_file:
+        return None
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def read_record(task_dir: Path) -> tuple[tuple[dict[str, Any], ...], bool]:
     """delivery/record.jsonl entries (entry_id recomputed) and whether the file exists."""
+    text = read_record_text(task_dir)
+    if text is None:
+        return (), False
+    return load_entries(text, "delivery/record.jsonl"), True
+
+
+def read_record_text(task_dir: Path) -> str | None:
+    """delivery/record.jsonl's text, undecoded; None when it is not a file."""
     path = task_dir / "delivery" / "record.jsonl"
     if not path.is_file():
-        return (), False
+        return None
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise EvidenceError([f"delivery/record.jsonl cannot be read: {exc}"]) from exc
-    return load_entries(text, "delivery/record.jsonl"), True
 
 
 def read_arbiter_records(runs_dir: Path | None) -> tuple[Any, ...]:

@@ -12,9 +12,9 @@ from .. import _json as strict_json
 from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
 from .._schema_errors import schema_failure
 from ._arbiter import is_arbiter_record, records_for_run
-from ._c3 import check_c3
 from ._canonical import same_json
-from ._delivery import UNAVAILABLE, derive_delivery_fields, derive_quality_metrics, derive_terminal_state
+from ._delivery import UNAVAILABLE, derive_quality_metrics
+from ._folder import C3Facts, c3_facts, record_facts
 from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons
 from ._producer import (
     INJECTED_VALUE,
@@ -27,7 +27,7 @@ from ._producer import (
 )
 from ._schema import EvidenceSchema, load_evidence_schema
 from ._scrub import secret_scanner
-from ._sources import read_arbiter_records, read_c3, read_record
+from ._sources import read_arbiter_records
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -43,12 +43,22 @@ _ARBITER_ITEM = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
 
 def _holds_unavailable(value: Any) -> bool:
     stack = [value]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
+        item = pop()
+        kind = type(item)
+        # exact types first (what a JSON parser builds); anything else takes the isinstance branches
+        if kind is str:
+            if item == UNAVAILABLE:
+                return True
+        elif kind is dict:
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif isinstance(item, dict):
+            extend(item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            extend(item)
         elif item == UNAVAILABLE and isinstance(item, str):
             return True
     return False
@@ -92,11 +102,12 @@ def _schema_errors(record: Mapping[str, Any], schema: EvidenceSchema) -> list[st
     return []
 
 
-def _c3_errors(record: Mapping[str, Any], task_dir: Path, task_name: str) -> tuple[list[str], dict[str, Any] | None]:
+def _c3_errors(record: Mapping[str, Any], task_dir: Path, task_name: str) -> tuple[list[str], C3Facts | None]:
     try:
-        c3, artifacts = read_c3(task_dir)
+        facts = c3_facts(task_dir, task_name)
     except EvidenceError as exc:
         return list(exc.reasons), None
+    c3 = facts.c3
     errors = [f"{key}: EV={record[key]!r} と c3.json={c3.get(key)!r} が不一致（改竄兆候）"
               for key in ("plan_hash", "source_sha") if record[key] != c3.get(key)]
     ref = record["c3_prime_decision_ref"]
@@ -106,8 +117,8 @@ def _c3_errors(record: Mapping[str, Any], task_dir: Path, task_name: str) -> tup
     if ref["plan_package_hash"] != c3.get("plan_package_hash"):
         errors.append("c3_prime_decision_ref.plan_package_hash differs from c3.json (改竄兆候)")
     # the ref claims c3.json passed every rule: check that it still does, with the producer's own check
-    errors += [f"c3_prime_decision_ref: {reason}" for reason in check_c3(c3, task_name, artifacts)]
-    return errors, c3
+    errors += [f"c3_prime_decision_ref: {reason}" for reason in facts.reasons]
+    return errors, facts
 
 
 def _escalations(record: Mapping[str, Any]) -> list[Escalation]:
@@ -137,12 +148,11 @@ def _injected_field_errors(record: Mapping[str, Any]) -> list[str]:
 
 
 def _intervention_errors(
-    record: Mapping[str, Any], c3: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
-    arbiter: Sequence[Mapping[str, Any]] | None, secrets: Redactor,
-) -> tuple[list[str], list[Escalation], bool]:
-    """human_interventions against the re-derivation; the escalations it implies; whether arbiter items remain
-    unconfirmed (no runs folder: they may only follow the derived items and make the EV partial)."""
-    derived, escalations = derive_human_interventions(c3.get("decision"), entries, arbiter or [], secrets)
+    record: Mapping[str, Any], derived: Sequence[Mapping[str, str]], escalations: Sequence[Escalation],
+    arbiter: Sequence[Mapping[str, Any]] | None,
+) -> tuple[list[str], Sequence[Escalation], bool]:
+    """human_interventions against the re-derivation (``derived``, which implies ``escalations``); whether arbiter
+    items remain unconfirmed (no runs folder: they may only follow the derived items and make the EV partial)."""
     claimed = record["human_interventions"]
     tail = claimed[len(derived):] if isinstance(claimed, list) else []
     unconfirmed = arbiter is None and bool(tail) and all(same_json(item, _ARBITER_ITEM) for item in tail)
@@ -154,19 +164,29 @@ def _intervention_errors(
 
 
 def _record_errors(
-    record: Mapping[str, Any], task_dir: Path, c3: Mapping[str, Any], runs_dir: Path | None, secrets: Redactor,
+    record: Mapping[str, Any], task_dir: Path, facts: C3Facts, runs_dir: Path | None, secrets: Redactor,
 ) -> tuple[list[str], bool]:
     try:
-        entries, record_exists = read_record(task_dir)
+        folder = record_facts(task_dir)
     except EvidenceError as exc:
         return [f"delivery/record.jsonl の再計算照合に失敗（fail-closed）: {r}" for r in exc.reasons], False
     try:
         arbiter = None if runs_dir is None else records_for_run(read_arbiter_records(runs_dir), record["run_id"])
     except EvidenceError as exc:
         return [f"human_interventions: {reason}" for reason in exc.reasons], False
-    derived, errors, required = derive_delivery_fields(entries, record_exists, secrets=secrets)
-    required += derive_source_escalations(c3, entries, arbiter or [])
-    intervention_errors, reduced, unconfirmed = _intervention_errors(record, c3, entries, arbiter, secrets)
+    c3, entries, record_exists = facts.c3, folder.entries, folder.exists
+    known = folder.derivations(facts, secrets)  # the arbiter-free part: derived once per folder content
+    derived = known.delivery
+    errors = list(known.delivery_errors)
+    required = list(known.delivery_required)
+    if arbiter is None:
+        required += known.source_escalations
+        interventions: Sequence[Mapping[str, str]] = known.interventions
+        implied: Sequence[Escalation] = known.intervention_escalations
+    else:
+        required += derive_source_escalations(c3, entries, arbiter)
+        interventions, implied = derive_human_interventions(c3.get("decision"), entries, arbiter, secrets)
+    intervention_errors, reduced, unconfirmed = _intervention_errors(record, interventions, implied, arbiter)
     errors += intervention_errors
     required += reduced
     # the producer always lists the sources it read; injected refs may come on top
@@ -177,10 +197,9 @@ def _record_errors(
         expected = getattr(derived, key)
         if not same_json(record[key], expected):
             errors.append(f"{key}: EV={record[key]!r} は record.jsonl からの再導出値 {expected!r} と不一致")
-    try:
-        terminal_state = derive_terminal_state(c3.get("decision"), entries, record_exists)
-    except EvidenceError as exc:
-        errors += [f"terminal_state: {reason}" for reason in exc.reasons]
+    terminal_state = known.terminal_state
+    if terminal_state is None:
+        errors += [f"terminal_state: {reason}" for reason in known.terminal_errors]
     else:
         if record["terminal_state"] != terminal_state:
             errors.append(f"terminal_state: EV={record['terminal_state']!r} は再導出値 {terminal_state!r} と不一致")

@@ -12,11 +12,12 @@ import attrs
 
 from .._config import RedactionConfig
 from .._errors import PluginError
-from .._plugins import create_manager, merged_registry
+from .._plugins import merged_registry
 from .._telemetry import GRADE_MANY, GRADE_SOURCE, AttributeValue, Scope, Telemetry, telemetry_of
 from ..transcripts import cut_text
 from ._config import TraceConfig, load_trace_config
 from ._judge import judge_axis
+from ._manager import grading_manager, remembered
 from ._model import Flag, GradeReport, Run, RunResult, RunVerdict, Step
 from ._parsers import AUDIT_NOTE, TRANSCRIPT_NOTE, Format, RunEnd, RunEvent, RunStart, RunStep, parse
 from ._passk import suite_pass_hat_k, task_results
@@ -47,11 +48,16 @@ class Source:
 
 def rule_registry(plugins: Iterable[object | str] = ()) -> dict[str, TraceRule]:
     """Every trace rule from the built-in plug-in and the installed/given ones; a malformed rule is refused."""
-    rules = merged_registry(create_manager(plugins), "verigate_trace_rules")
+    manager = grading_manager(plugins)
+    store = remembered(manager, "trace_rules")  # checked once per manager; each caller gets its own dict
+    if "rules" in store:
+        return dict(store["rules"])
+    rules = merged_registry(manager, "verigate_trace_rules")
     for rule_id, rule in rules.items():
         if not isinstance(rule, TraceRule) or rule.id != rule_id or rule.severity not in ("high", "medium", "low"):
             raise PluginError(f"trace rule {rule_id!r} is not a TraceRule (id, severity, description, checker())")
-    return dict(sorted(rules.items()))
+    store["rules"] = dict(sorted(rules.items()))
+    return dict(store["rules"])
 
 
 def run_verdict(delivered: bool | None, flags: Sequence[Flag]) -> RunVerdict:
@@ -193,10 +199,12 @@ def grade_events(events: Iterable[RunEvent], config: TraceConfig, rules: Mapping
 
 
 def _grade_source(source: Source, config: TraceConfig, plugins: Sequence[object | str], keep_steps: int,
-                  progress: Callable[[int], None] | None = None) -> list[RunResult]:
-    """One source, start to end (a top-level function so that any executor can run it in another process)."""
+                  progress: Callable[[int], None] | None = None,
+                  rules: Mapping[str, TraceRule] | None = None) -> list[RunResult]:
+    """One source, start to end (a top-level function so that any executor can run it in another process).
+    ``rules``: ``rule_registry(plugins)`` already resolved by a caller grading many sources in this process."""
     events = parse(source.path, source.format, task=source.task, progress=progress, subagents=config.subagents)
-    return grade_events(events, config, rule_registry(plugins), keep_steps=keep_steps)
+    return grade_events(events, config, rule_registry(plugins) if rules is None else rules, keep_steps=keep_steps)
 
 
 def report_notes(runs: int, verified: bool, *, partial: bool, forced: bool, single_run_tasks: int) -> tuple[str, ...]:
@@ -262,7 +270,7 @@ def grade_many(
     """
     trace_config = config if isinstance(config, TraceConfig) else load_trace_config(config)
     chosen = [Source.of(source) for source in sources]
-    telemetry = telemetry_of(create_manager(plugins))  # NULL without an observer plug-in
+    telemetry = telemetry_of(grading_manager(plugins))  # NULL without an observer plug-in
     results: list[RunResult] = []
     with telemetry.span(GRADE_MANY, {"sources": len(chosen),
                                      "executor": type(executor).__name__ if executor is not None else ""}) as span:
@@ -273,9 +281,11 @@ def grade_many(
                 if progress is not None:
                     progress(done + offset)
 
+            rules: dict[str, TraceRule] | None = None
             for index, source in enumerate(chosen):
                 with telemetry.span(GRADE_SOURCE, _source_attributes(index, source)) as part:
-                    graded = _grade_source(source, trace_config, plugins, keep_steps, advance)
+                    rules = rule_registry(plugins) if rules is None else rules  # once per call, not per source
+                    graded = _grade_source(source, trace_config, plugins, keep_steps, advance, rules)
                     part.set(runs=len(graded))
                 results.extend(graded)
                 done += Path(source.path).stat().st_size if Path(source.path).is_file() else 0

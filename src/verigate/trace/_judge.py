@@ -11,10 +11,11 @@ import attrs
 from .._config import RedactionConfig
 from .._errors import ConfigError, JudgeError
 from .._models import Candidate, ToolObservation, Verdict
-from .._plugins import create_manager, merged_registry
+from .._plugins import merged_registry
 from ..judge import JudgeConfig, JudgeEngine, JudgeRequest
 from ..redact._egress import Egress
 from ._config import TraceConfig
+from ._manager import grading_manager
 from ._model import JudgeAxis, RunResult
 from ._redact import report_egress
 
@@ -69,7 +70,7 @@ async def judge_trajectory(result: RunResult, engine: JudgeEngine, egress: Egres
 
 def _engine(config: TraceConfig, plugins: Iterable[object | str], client: Any,
             redaction: RedactionConfig | None) -> tuple[JudgeEngine, Egress]:
-    manager = create_manager(plugins)
+    manager = grading_manager(plugins)
     judge_config = _judge_config(config)
     engines = merged_registry(manager, "verigate_judge_engines")
     factory = engines.get(judge_config.engine)

@@ -28,11 +28,11 @@ def report_egress(redaction: RedactionConfig | None = None, plugins: Iterable[ob
     given ``redaction`` (None: the ``redaction`` section of ./verigate.yaml when there is one, else the default
     packs; a broken verigate.yaml is a ConfigError, never a fallback)."""
     from .._config import load_config
-    from .._plugins import create_manager
     from ..redact import Egress
+    from ._manager import grading_manager
 
     config = load_config().redaction if redaction is None else redaction
-    manager = create_manager(plugins) if manager is None else manager
+    manager = grading_manager(plugins) if manager is None else manager
     return Egress.of(manager.hook.verigate_redactors(config=config, manager=manager))
 
 

@@ -29,9 +29,10 @@ import attrs
 from .._config import RedactionConfig
 from .._errors import InputError
 from ._config import TraceConfig, load_trace_config
-from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes
+from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes, rule_registry
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
 from ._passk import suite_pass_hat_k, task_from_counts
+from ._rules import TraceRule
 
 __all__ = ["MAX_STREAMED_K", "MAX_TRANSCRIPT_FILES", "SUMMARY_SAMPLES", "GradeTally", "SourceGrade",
            "StreamSummary", "expand_transcripts", "grade_each"]
@@ -87,11 +88,13 @@ class SourceGrade:
 
 
 def _grade_or_error(source: Source, config: TraceConfig, plugins: Sequence[object | str],
-                    keep_steps: int) -> tuple[list[RunResult], str | None]:
+                    keep_steps: int, rules: Mapping[str, TraceRule] | None = None,
+                    ) -> tuple[list[RunResult], str | None]:
     """A top-level function an executor can run anywhere: an input error comes back as text (exception classes
-    with keyword arguments do not survive every executor's pickling); any other exception propagates."""
+    with keyword arguments do not survive every executor's pickling); any other exception propagates.
+    ``rules``: the trace rules already resolved in this process (None: resolved here)."""
     try:
-        return _grade_source(source, config, plugins, keep_steps), None
+        return _grade_source(source, config, plugins, keep_steps, rules=rules), None
     except InputError as exc:
         return [], str(exc)
     except OSError as exc:  # the file vanished or became unreadable after the glob
@@ -126,8 +129,10 @@ def grade_each(
         return SourceGrade(source, _report(results, trace_config, plugins, judge_client, redaction))
 
     if executor is None:
+        rules: dict[str, TraceRule] | None = None
         for source in chosen:
-            yield done(source, *_grade_or_error(source, trace_config, plugins, keep_steps))
+            rules = rule_registry(plugins) if rules is None else rules  # per-process set-up: once, not per file
+            yield done(source, *_grade_or_error(source, trace_config, plugins, keep_steps, rules))
         return
     pending: collections.deque[tuple[Source, concurrent.futures.Future[tuple[list[RunResult], str | None]]]]
     pending = collections.deque()
