@@ -12,6 +12,7 @@ gives the same data in the same order, and anything unexpected in an entry means
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 __all__ = ["cached_data", "keep_data"]
@@ -65,7 +66,10 @@ def keep_data(text: str, source: str, data: Any) -> None:
     """Keep ``data``, the YAML parse of ``text``, when JSON carries it exactly (types and key order)."""
     from . import _json as strict_json
     from .rules._cache import entry_key, write_entry
+    from .selfgate._location import state_root
 
+    if not Path(state_root()).is_dir():
+        return  # a cache never creates the state folder: a read-only command (doctor) changes nothing
     try:
         encoded = _encode(data)
         # read back as the cache will read it (the strict reader refuses, e.g., integers past 2**53)

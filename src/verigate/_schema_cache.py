@@ -15,7 +15,8 @@ doubt means compiling again:
   and this entry format; an upgrade of any of them never finds an old entry;
 * an entry carries the sha256 of its payload and its key; one that does not match, does not unmarshal to a code
   object, or does not define the validator it names is ignored (and written again);
-* an entry is written atomically and only after the validator it holds was built from it;
+* an entry is written atomically and only after the validator it holds was built from it, and only into an
+  existing state root (a read-only command such as ``selfgate doctor`` must leave no state folder behind);
 * any failure to read or write the folder only means compiling, as before.
 """
 
@@ -96,6 +97,10 @@ def _read(key: str) -> tuple[CodeType, str] | None:
 
 
 def _write(key: str, code: CodeType, name: str) -> None:
+    from .selfgate._location import state_root
+
+    if not Path(state_root()).is_dir():
+        return  # a cache never creates the state folder: a read-only command (doctor) changes nothing
     payload = marshal.dumps(code)
     entry = b"".join((_MAGIC, key.encode(), b"\n", name.encode(), b"\n",
                       hashlib.sha256(payload).hexdigest().encode(), b"\n", payload))

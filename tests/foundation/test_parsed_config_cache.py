@@ -18,6 +18,14 @@ from verigate import ConfigError
 from verigate._config import load_config
 from verigate._parsed_cache import cached_data, keep_data
 from verigate.rules._cache import cache_folder
+from verigate.selfgate._location import state_root
+
+
+@pytest.fixture(autouse=True)
+def _state_root() -> None:
+    """The state root as a hook leaves it: a cache writes into an existing one only."""
+    Path(state_root()).mkdir(parents=True, exist_ok=True)
+
 
 CONFIG = """\
 judge:

@@ -13,6 +13,14 @@ from hypothesis import strategies as st
 
 from verigate import SchemaError, _data
 from verigate._schema_cache import _folder
+from verigate.selfgate._location import state_root
+
+
+@pytest.fixture(autouse=True)
+def _state_root() -> None:
+    """The state root as a hook leaves it: a cache writes into an existing one only."""
+    Path(state_root()).mkdir(parents=True, exist_ok=True)
+
 
 SHIPPED = ("config.schema.json", "rule-pack.schema.json", "self-gate.schema.json", "judge-verdict.schema.json")
 
@@ -107,3 +115,11 @@ def test_a_remote_reference_is_still_refused() -> None:
     with pytest.raises(SchemaError):
         _data.compile_schema({"$ref": "https://example.invalid/schema.json"})
     assert _entries() == []
+
+
+def test_no_state_folder_is_made_for_a_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # a read-only command (selfgate doctor) compiles schemas too and must leave no state folder behind
+    monkeypatch.setenv("VERIGATE_STATE_HOME", str(tmp_path / "fresh"))
+    validator = _data.compile_schema({"type": "integer"})
+    assert _outcome(validator, 1) == ("valid", 1)
+    assert not (tmp_path / "fresh").exists()
