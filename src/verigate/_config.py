@@ -208,10 +208,20 @@ def load_config(path_or_mapping: str | Path | Mapping[str, Any] | None = None) -
         path_or_mapping = default
     path = Path(path_or_mapping)
     text = read_yaml_file(path, error=ConfigError, what="configuration")
+    from ._parsed_cache import cached_data, keep_data
+
+    cached = cached_data(text, f"config:{path}")
+    if cached is not None and (cached[0] is None or isinstance(cached[0], Mapping)):
+        try:
+            return build_config(cached[0], str(path))
+        except ConfigError:
+            pass  # cannot happen for data that built once; the YAML path below words the error with its line
     loaded = load_yaml(text, str(path), error=ConfigError)
     if loaded.data is not None and not isinstance(loaded.data, Mapping):
         raise ConfigError("the configuration must be a mapping", source=str(path), line=1)
-    return build_config(loaded.data, str(path), loaded)
+    config = build_config(loaded.data, str(path), loaded)
+    keep_data(text, f"config:{path}", loaded.data)  # only a config that built: a broken one is parsed again
+    return config
 
 
 def store_folder(config: Config, base: Path) -> Path | None:

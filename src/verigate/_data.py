@@ -93,10 +93,12 @@ def _refuse_remote(uri: str) -> Any:
 
 
 def compile_schema(definition: dict[str, Any]) -> Callable[[Any], Any]:
-    """Compile a schema with fastjsonschema: no defaults filled in, no remote references."""
+    """Compile a schema with fastjsonschema: no defaults filled in, no remote references. The compiled code is
+    kept in the per-user cache of ``verigate._schema_cache`` (a hook process would compile it at every start)."""
+    from ._schema_cache import cached_validator
+
     try:
-        return fastjsonschema.compile(definition, handlers={"http": _refuse_remote, "https": _refuse_remote},
-                                      use_default=False)
+        return cached_validator(definition, {"http": _refuse_remote, "https": _refuse_remote}, use_default=False)
     except fastjsonschema.JsonSchemaDefinitionException as exc:
         raise SchemaError(f"schema does not compile: {exc}") from exc
 

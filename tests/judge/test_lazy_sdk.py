@@ -21,6 +21,8 @@ from verigate import Candidate, Gate, JudgeError, Termination, ToolObservation, 
 from verigate.judge import JudgeEngine
 
 MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+#: what each client imports at its first call: the anthropic SDK; the openai client speaks HTTP with the stdlib
+CALL_MODULES = {"openai": "urllib.request", "anthropic": "anthropic"}
 #: loads every installed plug-in and builds a judge over each SDK client, then reports what got imported
 PROBE = """
 import json, sys
@@ -50,7 +52,18 @@ def test_the_sdk_is_imported_at_the_call(build_judge: Callable[..., JudgeEngine]
         server.reply_text(verdict_json(passed=True))
         judge = build_judge("llm_judge", protocol, model=MODELS[protocol], base_url=server.base_url)
         assert run_judge(judge, make_request()).passed
-    assert protocol in sys.modules
+    assert CALL_MODULES[protocol] in sys.modules
+
+
+def test_the_openai_client_needs_neither_the_sdk_nor_httpx(build_judge: Callable[..., JudgeEngine], make_request,
+                                                           run_judge, api_key: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("openai", "httpx"):
+        monkeypatch.setitem(sys.modules, name, None)  # what a missing package looks like to import
+    with JudgeServer("openai", required_key=api_key) as server:
+        server.reply_text(verdict_json(passed=True))
+        judge = build_judge("llm_judge", "openai", model=MODELS["openai"], base_url=server.base_url)
+        assert run_judge(judge, make_request()).passed
 
 
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
@@ -58,7 +71,7 @@ def test_an_sdk_that_fails_to_import_is_a_judge_error(build_judge: Callable[...,
                                                       run_judge, api_key: str, protocol: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     judge = build_judge("llm_judge", protocol, model=MODELS[protocol], base_url="http://127.0.0.1:9")
-    monkeypatch.setitem(sys.modules, protocol, None)  # what a missing package looks like to import
+    monkeypatch.setitem(sys.modules, CALL_MODULES[protocol], None)  # what a missing package looks like to import
     with pytest.raises(JudgeError) as caught:
         run_judge(judge, make_request())
     assert caught.value.reason == "judge_unavailable"

@@ -1,10 +1,22 @@
-"""One tool-free chat-completions call through the official ``openai`` SDK, every failure mapped to a reason."""
+"""One tool-free chat-completions call over HTTP with the standard library, every failure mapped to a reason.
+
+The official ``openai`` SDK is not used: importing it (with httpx, pydantic and its generated types) took ~0.8-1 s
+of a Stop hook's start-up under load, ``httpx`` alone ~0.3 s, ``urllib.request`` ~30 ms. The call is one POST of
+a JSON body and a capped read of a JSON reply, which the standard library does on a daemon worker thread (never on
+the event loop); what the SDK did for us is kept here: its retry rule and back-off (inside the one deadline), the
+status -> reason mapping, ``HTTP(S)_PROXY`` / ``NO_PROXY`` from the environment, and the organization / project
+headers of ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``. Redirects are not followed (a 3xx is ``judge_http_3xx``):
+urllib would carry the Authorization header to another host, and an API endpoint has no reason to redirect.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
+import json
 import os
+import random
+import socket
+import time
 from types import ModuleType
 from typing import Any
 
@@ -15,34 +27,97 @@ from verigate.judge import (
     JudgeConfig,
     api_key_from_env,
     bounded_timeout,
+    describe,
+    http_status_error,
     in_daemon_thread,
     is_loopback_url,
-    mapped_sdk_errors,
     option,
-    read_capped,
     reply_json,
     report_usage,
     require_model,
     tls_context,
 )
 
-__all__ = ["DEFAULT_KEY_ENV", "OpenAIClient"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_KEY_ENV", "OpenAIClient"]
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: sent to local servers (Ollama, vLLM, llama.cpp, LM Studio) that need no key but whose SDK wants one
 LOCAL_PLACEHOLDER_KEY = "verigate-local-no-key"
 _TOKEN_LIMIT_PARAMS = ("max_completion_tokens", "max_tokens", "none")
+_CHUNK = 64 * 1024
+#: the statuses the openai SDK retries (when ``max_retries`` allows): timeout, conflict, rate limit, server errors
+_RETRIED = frozenset({408, 409, 429})
+#: the SDK's back-off: 0.5 s doubling to at most 8 s, less up to 25 % jitter; a server's retry-after up to 60 s wins
+_INITIAL_BACKOFF_S, _MAX_BACKOFF_S, _MAX_RETRY_AFTER_S = 0.5, 8.0, 60.0
 
 
-
-def _sdk() -> ModuleType:
-    """The ``openai`` SDK, imported at the first call, not when the plug-in is loaded or the client built: it takes
-    seconds to import, and most gate and hook processes never call the judge. A missing or broken SDK is a
-    JudgeError (a verification_error verdict, so a pending review), never a pass."""
+def _transport() -> ModuleType:
+    """``urllib.request``, imported at the first call (it pulls in http.client, email and ssl: tens of ms that a
+    hook process which never calls the judge should not pay). A failure is a JudgeError, never a pass."""
     try:
-        return importlib.import_module("openai")
-    except Exception as exc:  # any failure to import the SDK: this call cannot be judged
-        raise JudgeError("judge_unavailable", f"the openai SDK failed to import: {type(exc).__name__}") from exc
+        import urllib.request
+    except Exception as exc:  # the interpreter cannot make an HTTP call: this call cannot be judged
+        raise JudgeError("judge_unavailable", f"urllib.request failed to import: {type(exc).__name__}") from exc
+    return urllib.request
+
+
+class _Status(Exception):
+    """An HTTP status other than 2xx, with what the retry rule reads from its headers."""
+
+    def __init__(self, status: int, should_retry: str | None, retry_after: float | None) -> None:
+        super().__init__(status)
+        self.status, self.should_retry, self.retry_after = status, should_retry, retry_after
+
+
+def _retry_after(headers: Any) -> float | None:
+    """The server's wish in seconds (``retry-after-ms``, then ``retry-after`` as seconds), if any."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name) if headers is not None else None
+        if value is None:
+            continue
+        try:
+            return float(value) / scale
+        except ValueError:
+            continue
+    return None
+
+
+def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float, limit: int) -> bytes:
+    """One POST (blocking; run on a daemon thread): the reply body, read in chunks and refused past ``limit``."""
+    request_module = _transport()
+
+    class NoRedirects(request_module.HTTPRedirectHandler):  # type: ignore[misc,name-defined]
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # the 3xx surfaces as an HTTPError, so judge_http_3xx
+
+    opener = request_module.build_opener(NoRedirects, request_module.HTTPSHandler(context=tls_context()))
+    request = request_module.Request(url, data=body, headers=headers, method="POST")
+    try:
+        response = opener.open(request, timeout=timeout_s)
+    except request_module.HTTPError as exc:
+        try:
+            raise _Status(exc.code, exc.headers.get("x-should-retry") if exc.headers is not None else None,
+                          _retry_after(exc.headers)) from None
+        finally:
+            exc.close()
+    with response:
+        if not 200 <= response.status < 300:
+            raise _Status(response.status, None, None)
+        declared = response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise JudgeError("invalid_judge_response", f"the reply is larger than {limit} bytes")
+        reply = bytearray()
+        while chunk := response.read1(_CHUNK):
+            reply += chunk
+            if len(reply) > limit:
+                raise JudgeError("invalid_judge_response", f"the reply is larger than {limit} bytes")
+    return bytes(reply)
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    reason = getattr(exc, "reason", None)  # urllib.error.URLError wraps the socket's error
+    return isinstance(exc, (TimeoutError, socket.timeout)) or isinstance(reason, (TimeoutError, socket.timeout))
 
 
 class OpenAIClient:
@@ -78,6 +153,15 @@ class OpenAIClient:
             return LOCAL_PLACEHOLDER_KEY
         raise JudgeError("missing_judge_key", f"the judge needs an API key in ${self.key_env}")
 
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "Authorization": f"Bearer {self._api_key()}", "User-Agent": "verigate-openai"}
+        # as the SDK does: the account's organization and project, when the environment names them
+        for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if value := os.environ.get(env):
+                headers[header] = value
+        return headers
+
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": self.model,
@@ -98,36 +182,64 @@ class OpenAIClient:
         return arguments
 
     async def prepare(self) -> None:
-        """Import the SDK (the engine calls this before its timeout starts; ``complete`` imports it otherwise)."""
-        await in_daemon_thread(_sdk)
+        """Import the HTTP transport (the engine calls this before its timeout starts; ``complete`` does otherwise)."""
+        await in_daemon_thread(_transport)
 
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str:
         timeout_s = bounded_timeout(timeout_s)
-        # imported on a daemon thread: seconds of import must not stall the event loop, and the judge deadline
-        # (which counts it) can still fire on time
-        sdk = await in_daemon_thread(_sdk)
-        client = sdk.AsyncOpenAI(
-            api_key=self._api_key(),
-            base_url=self.base_url,
-            timeout=timeout_s,
-            max_retries=self.max_retries,
-            # a fresh client per call (it is bound to the running event loop) sharing one TLS context
-            http_client=sdk.DefaultAsyncHttpxClient(verify=tls_context()),
-        )
-        errors = mapped_sdk_errors(timeout_s, timeout=sdk.APITimeoutError, status=sdk.APIStatusError,
-                                   connection=sdk.APIConnectionError, base=sdk.OpenAIError)
+        headers = self._headers()  # the key check comes before any connection
+        url = (self.base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
+        # ASCII escapes: a lone surrogate in an answer stays encodable JSON
+        body = json.dumps(self._arguments(request), allow_nan=False).encode("ascii")
+        deadline = time.monotonic() + timeout_s
         try:
-            # one deadline around everything, retries included
-            with errors:
-                async with asyncio.timeout(timeout_s):
-                    create = client.chat.completions.with_streaming_response.create
-                    async with create(**self._arguments(request)) as response:
-                        body = await read_capped(response.iter_bytes(), self.max_reply_bytes)
-        finally:
-            await client.close()
-        data = reply_json(body)
+            # one deadline around everything, retries and their back-off included
+            async with asyncio.timeout(timeout_s):
+                reply = await self._send(url, body, headers, deadline)
+        except TimeoutError as exc:
+            raise JudgeError("judge_timeout", f"no reply within {timeout_s:g} s") from exc
+        data = reply_json(reply)
         _report_usage(data)
         return _message_content(data)
+
+    async def _send(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> bytes:
+        """The reply body, after at most ``max_retries`` retries by the SDK's rule; errors mapped to reasons."""
+        retries = 0
+        while True:
+            # the socket's own timeout ends an abandoned worker thread soon after the deadline
+            remaining = max(deadline - time.monotonic(), 0.001)
+            try:
+                return await in_daemon_thread(_post, url, body, headers, remaining, self.max_reply_bytes)
+            except _Status as exc:
+                error: JudgeError = http_status_error(exc.status)
+                retry = _should_retry(exc)
+                wait = exc.retry_after
+            except JudgeError:
+                raise
+            except Exception as exc:  # every transport failure is a reason code, never a pass
+                if _is_timeout(exc):
+                    error = JudgeError("judge_timeout", "no reply before the judge deadline")
+                else:
+                    error = JudgeError("judge_transport_error", f"cannot reach the judge: {describe(exc)}")
+                retry, wait = True, None
+            if not retry or retries >= self.max_retries:
+                raise error
+            await asyncio.sleep(_backoff(retries, wait))
+            retries += 1
+
+
+def _should_retry(status: _Status) -> bool:
+    """The SDK's rule: the server's ``x-should-retry`` wins; else 408, 409, 429 and every 5xx."""
+    if status.should_retry in ("true", "false"):
+        return status.should_retry == "true"
+    return status.status in _RETRIED or status.status >= 500
+
+
+def _backoff(retries: int, retry_after: float | None) -> float:
+    if retry_after is not None and 0 < retry_after <= _MAX_RETRY_AFTER_S:
+        return retry_after
+    # jitter spreads the retries of many gates; it is not a secret
+    return min(_INITIAL_BACKOFF_S * 2.0**retries, _MAX_BACKOFF_S) * (1 - 0.25 * random.random())
 
 
 def _message_content(data: Any) -> str:
