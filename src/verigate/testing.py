@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -18,7 +19,7 @@ from .judge._base import ChatRequest, JudgeConfig, JudgeRequest, ModelClient
 if TYPE_CHECKING:
     from ._conformance import StoreConformance
 
-__all__ = ["Delay", "ScriptExhaustedError", "ScriptedJudge", "ScriptedModelClient", "StoreConformance",
+__all__ = ["Delay", "ScriptExhaustedError", "ScriptedJudge", "ScriptedModelClient", "StepClock", "StoreConformance",
            "verdict_reply"]
 
 
@@ -34,6 +35,20 @@ def __getattr__(name: str) -> Any:
 
 class ScriptExhaustedError(AssertionError):
     """A scripted client or judge was called more often than its script has steps."""
+
+
+class StepClock:
+    """An aware UTC clock that only moves when told to: give it as a store's ``clock`` to drive review expiry and
+    cache TTLs in a test (``clock.advance(seconds)``)."""
+
+    def __init__(self, start: datetime = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
 
 
 @attrs.frozen

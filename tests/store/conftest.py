@@ -6,30 +6,17 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from verigate.store import SqliteStore
-
-
-class FakeClock:
-    """An aware UTC clock that only moves when told to."""
-
-    def __init__(self, start: datetime = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
+from verigate.testing import StepClock
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> StepClock:
+    return StepClock()
 
 
 @pytest.fixture
@@ -38,7 +25,7 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path, clock: FakeClock) -> Iterator[SqliteStore]:
+def store(db_path: Path, clock: StepClock) -> Iterator[SqliteStore]:
     with SqliteStore(db_path, clock=clock, lock_timeout_s=5) as opened:
         yield opened
 

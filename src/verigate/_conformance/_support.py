@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from ..store import Clock, Store, open_store
+from ..testing import StepClock
 
 __all__ = ["Fixtures", "StepClock", "StoreFactory", "hold", "state_of"]
 
@@ -16,19 +16,6 @@ __all__ = ["Fixtures", "StepClock", "StoreFactory", "hold", "state_of"]
 StoreFactory = Callable[..., Store]
 #: how long a write may wait for another process's: generous, since 2 cores may be shared by many workers
 LOCK_TIMEOUT_S = 60.0
-
-
-class StepClock:
-    """An aware UTC clock that only moves when told to (drives review expiry)."""
-
-    def __init__(self, start: datetime = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def hold(store: Store, session_id: str = "s", text: str = "The fix is in parser.py.") -> str:
