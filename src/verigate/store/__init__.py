@@ -9,6 +9,7 @@ from ._cache_entry import MAX_CACHE_ENTRY_CHARS, MAX_CACHE_TTL_S, cache_entry_te
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock
 from ._open import StoreOpener, open_store
+from ._resolution import Decision, check_resolver, resolution_rows, settled, state_after
 from ._sqlite import DEFAULT_STORE_PATH, SqliteStore
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "MAX_CACHE_ENTRY_CHARS",
     "MAX_CACHE_TTL_S",
     "Clock",
+    "Decision",
     "LedgerRow",
     "PendingReview",
     "ReviewStatus",
@@ -28,10 +30,14 @@ __all__ = [
     "cache_entry_text",
     "canonical_json",
     "check_cache_key",
+    "check_resolver",
     "ledger_row_hash",
     "ledger_row_hash_of_json",
     "open_store",
     "read_cache_entry",
+    "resolution_rows",
+    "settled",
+    "state_after",
     "verify_chain",
 ]
 

@@ -7,7 +7,6 @@ helpers. The hash chain itself lives in ``_chain``.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import sqlite3
@@ -29,6 +28,7 @@ from ._base import LedgerRow, PendingReview, ReviewStatus, SessionRecord, Timeli
 from ._cache_entry import cache_entry_text, check_cache_key, read_cache_entry
 from ._chain import GENESIS_HASH, canonical_json, ledger_row_hash_of_json, verify_chain
 from ._clock import Clock, format_timestamp, utc_now
+from ._resolution import Decision, check_resolver, resolution_rows, settled, state_after
 from ._schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["DEFAULT_STORE_PATH", "MEMORY", "SqliteStore", "sqlite_path"]
@@ -49,7 +49,6 @@ _HASH = re.compile(r"[0-9a-f]{64}")
 # every text column's storage class and its raw bytes: verification decodes them itself (see _ledger_rows)
 _LEDGER_COLUMNS_AS_BYTES = ", ".join(["seq", *(f"typeof({name})" for name in _LEDGER_TEXT_COLUMNS),
                                       *(f"CAST({name} AS BLOB)" for name in _LEDGER_TEXT_COLUMNS)])
-_Decision = Literal["approved", "rejected", "expired"]
 #: what the sqlite3 module raises, including for an integer too large for an SQLite INTEGER and for text that
 #: cannot be UTF-8 (a lone surrogate)
 _DRIVER_ERRORS = (sqlite3.Error, OverflowError, UnicodeEncodeError)
@@ -62,9 +61,6 @@ _UPSERT_SESSION = ("INSERT INTO sessions (session_id, state, attempt, follow_up,
                    "follow_up = coalesce(?4, follow_up), updated_at = ?5")
 _INSERT_TIMELINE = "INSERT INTO timeline (session_id, kind, payload, created_at) VALUES (?, ?, ?, ?)"
 
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class SqliteStore:
@@ -407,31 +403,24 @@ class SqliteStore:
 
     def _resolve(self, review_id: str, decision: Literal["approved", "rejected"], *, by: str,
                  note: str) -> PendingReview:
-        if not by.strip():
-            raise ReviewError("a resolution must name who decided (by)", field="by")
+        check_resolver(by)
         with self._writing("resolving a review", durable=True) as conn:
             review = self._select_review(conn, review_id)
-            # an expired review counts as rejected, so rejecting it again changes nothing
-            already = review.status == decision or (decision == "rejected" and review.status == "expired")
-            if already:
+            if settled(review, decision, source=self.path):
                 return review
-            if review.status != "pending":
-                raise ReviewError(f"review {review_id!r} is already {review.status}; it cannot be {decision}",
-                                  source=self.path, field="review_id")
             self._record_resolution(conn, review, decision, by=by, note=note, now=self._now())
             return self._select_review(conn, review_id)
 
-    def _record_resolution(self, conn: sqlite3.Connection, review: PendingReview, decision: _Decision, *,
+    def _record_resolution(self, conn: sqlite3.Connection, review: PendingReview, decision: Decision, *,
                            by: str, note: str, now: str) -> None:
         conn.execute("UPDATE pending_reviews SET status = ?, resolved_at = ?, resolved_by = ?, note = ? "
                      "WHERE review_id = ?", (decision, now, by, note, review.review_id))
         # a session that moved on (a new request is running) is not completed or ended by an old review
         conn.execute("UPDATE sessions SET state = ?, updated_at = ? WHERE session_id = ? AND state = 'paused'",
-                     ("completed" if decision == "approved" else "ended", now, review.session_id))
-        event = {"review_id": review.review_id, "decision": decision, "by": by, "note_sha256": _sha256(note)}
+                     (state_after(decision), now, review.session_id))
+        event, ledger_payload = resolution_rows(review, decision, by=by, note=note)
         self._insert_timeline(conn, review.session_id, "review", event, now)
-        self._insert_ledger(conn, "review_resolution",
-                            canonical_json({**event, "session_id": review.session_id}, field="payload"), now)
+        self._insert_ledger(conn, "review_resolution", ledger_payload, now)
 
     def expire_reviews(self, older_than_s: float) -> Sequence[str]:
         """Mark pending reviews created more than ``older_than_s`` ago ``expired`` (their sessions end)."""

@@ -12,7 +12,6 @@ extended by one worker at a time and ``verify_ledger`` holds with any number of 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import re
@@ -28,6 +27,7 @@ import psycopg
 from verigate import LedgerTamperedError, ReviewError, StoreError, StrictJSONError, strict_loads
 from verigate.store import (
     Clock,
+    Decision,
     LedgerRow,
     PendingReview,
     ReviewStatus,
@@ -36,8 +36,12 @@ from verigate.store import (
     cache_entry_text,
     canonical_json,
     check_cache_key,
+    check_resolver,
     ledger_row_hash_of_json,
     read_cache_entry,
+    resolution_rows,
+    settled,
+    state_after,
     verify_chain,
 )
 
@@ -60,12 +64,8 @@ _LEDGER_COLUMNS = "seq, kind, payload, created_at, prev_hash, row_hash"
 _HASH = re.compile(r"[0-9a-f]{64}")
 #: one arbitrary constant: the advisory lock that serializes migrations of one database
 _MIGRATION_LOCK = 0x76657269_67617465 & 0x7FFF_FFFF_FFFF_FFFF
-_Decision = Literal["approved", "rejected", "expired"]
 Conn = psycopg.Connection[Any]
 
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 
@@ -314,35 +314,28 @@ class PostgresStore:
 
     def _resolve(self, review_id: str, decision: Literal["approved", "rejected"], *, by: str,
                  note: str) -> PendingReview:
-        if not by.strip():
-            raise ReviewError("a resolution must name who decided (by)", field="by")
+        check_resolver(by)
 
         def work(conn: Conn) -> PendingReview:
             # the row lock: a racing resolver waits here and then reads the decision that won
             review = self._select_review(conn, review_id, lock=True)
-            # an expired review counts as rejected, so rejecting it again changes nothing
-            if review.status == decision or (decision == "rejected" and review.status == "expired"):
+            if settled(review, decision, source=self.url):
                 return review
-            if review.status != "pending":
-                raise ReviewError(f"review {review_id!r} is already {review.status}; it cannot be {decision}",
-                                  source=self.url, field="review_id")
             self._record_resolution(conn, review, decision, by=by, note=note, now=self._now())
             return self._select_review(conn, review_id)
 
         return self._connector.run("resolving a review", work)
 
-    def _record_resolution(self, conn: Conn, review: PendingReview, decision: _Decision, *, by: str, note: str,
+    def _record_resolution(self, conn: Conn, review: PendingReview, decision: Decision, *, by: str, note: str,
                            now: str) -> None:
         conn.execute("UPDATE verigate_reviews SET status = %s, resolved_at = %s, resolved_by = %s, note = %s "
                      "WHERE review_id = %s", (decision, now, by, note, review.review_id))
         # a session that moved on (a new request is running) is not completed or ended by an old review
         conn.execute("UPDATE verigate_sessions SET state = %s, updated_at = %s WHERE session_id = %s "
-                     "AND state = 'paused'", ("completed" if decision == "approved" else "ended", now,
-                                              review.session_id))
-        event = {"review_id": review.review_id, "decision": decision, "by": by, "note_sha256": _sha256(note)}
+                     "AND state = 'paused'", (state_after(decision), now, review.session_id))
+        event, ledger_payload = resolution_rows(review, decision, by=by, note=note)
         self._insert_timeline(conn, review.session_id, "review", event, now)
-        self._insert_ledger(conn, "review_resolution",
-                            canonical_json({**event, "session_id": review.session_id}, field="payload"), now)
+        self._insert_ledger(conn, "review_resolution", ledger_payload, now)
 
     def expire_reviews(self, older_than_s: float) -> Sequence[str]:
         """Mark pending reviews created more than ``older_than_s`` ago ``expired`` (their sessions end)."""
