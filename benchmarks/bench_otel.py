@@ -13,40 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 
-from verigate import Candidate, Gate, Termination, ToolObservation
-from verigate.judge import ChatRequest
+from bench_finalize import Operation, candidate, judge_function, per_call_us  # one judge, candidate and timer
 
-REPLY = json.dumps({"passed": True, "score": 1.0, "rubric_misses": [],
-                    "reflection": {"observation": "", "lesson": "", "next_check": ""}})
+from verigate import Gate, Termination
+
 NATURAL = Termination("natural")
-
-
-async def judge_function(request: ChatRequest) -> str:
-    """The runtime's own (in-process, instant) model call."""
-    return REPLY
-
-
-def candidate(index: int) -> Candidate:
-    return Candidate(
-        request=f"Fix the failing test test_add_{index} in calc.py and run the test suite.",
-        final_text=f"Fixed calc.add() for case {index}; the suite passes: 12 passed.",
-        tool_calls=(ToolObservation("Bash", {"command": f"pytest -q -k {index}"}, f"12 passed in 0.{index}s", True),),
-        session_id=f"bench-{index}",
-        contains_personal_data=False,
-    )
 
 
 def gate(*plugins: object) -> Gate:
     return Gate.from_config({"judge": {"client": "callable", "model": "bench"}}, judge_function=judge_function,
                             store=":memory:", entry_points=False, plugins=list(plugins))
-
-
-Operation = Callable[[int], Awaitable[object]]
 
 
 def finalizer(chosen: Gate) -> Operation:
@@ -58,23 +37,9 @@ def finalizer(chosen: Gate) -> Operation:
     return run
 
 
-async def per_call_us(operations: Mapping[str, Operation], iterations: int, rounds: int) -> dict[str, float]:
-    """µs per call of each operation: the best of ``rounds`` rounds, the operations taking turns in every round
-    (a busy phase of the shared machine slows all of them alike; the fastest round is closest to the code's cost)."""
-    calls = 0
-    for operation in operations.values():
-        for _ in range(10):
-            calls += 1
-            await operation(-calls)
-    best = dict.fromkeys(operations, float("inf"))
-    for _ in range(rounds):
-        for name, operation in operations.items():
-            start = time.perf_counter()
-            for _ in range(iterations):
-                calls += 1
-                await operation(calls)
-            best[name] = min(best[name], (time.perf_counter() - start) / iterations * 1e6)
-    return best
+def each(operations: Mapping[str, Operation], iterations: int) -> dict[str, tuple[Operation, int]]:
+    """The operations with one iteration count, as bench_finalize's ``per_call_us`` takes them."""
+    return {name: (operation, iterations) for name, operation in operations.items()}
 
 
 async def bench(iterations: int, rounds: int) -> None:
@@ -82,7 +47,7 @@ async def bench(iterations: int, rounds: int) -> None:
 
     assert "opentelemetry.trace" not in sys.modules, "measure the first case before anything imports opentelemetry"
     plain = gate()
-    first = await per_call_us({"without": finalizer(plain), "with": finalizer(gate(verigate_otel))}, iterations,
+    first = await per_call_us(each({"without": finalizer(plain), "with": finalizer(gate(verigate_otel))}, iterations),
                               rounds)
     assert "opentelemetry.trace" not in sys.modules
 
@@ -100,8 +65,8 @@ async def bench(iterations: int, rounds: int) -> None:
         exporter.clear()  # memory stays flat
         return result
 
-    second = await per_call_us({"without": finalizer(plain), "noop": finalizer(gate(verigate_otel)),
-                                "sdk": traced_finalize}, iterations, rounds)
+    second = await per_call_us(each({"without": finalizer(plain), "noop": finalizer(gate(verigate_otel)),
+                                     "sdk": traced_finalize}, iterations), rounds)
     rows = [
         ("finalize without the plug-in (1st phase)", first["without"], 1.0),
         ("with it, OpenTelemetry never imported", first["with"], first["with"] / first["without"]),

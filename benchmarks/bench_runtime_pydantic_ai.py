@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import time
-from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from bench_finalize import per_call_us  # the one alternating timer of the benchmarks
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -52,28 +51,6 @@ def make_agent() -> Agent[None, str]:
         return f"12 passed in 0.31s ({path})"
 
     return agent
-
-
-Operation = Callable[[int], Awaitable[object]]
-
-
-async def per_call_us(operations: Mapping[str, tuple[Operation, int]], rounds: int) -> dict[str, float]:
-    """µs per call: the best of ``rounds`` rounds, the operations taking turns within every round (a busy
-    phase of the shared machine slows all of them alike)."""
-    calls = 0
-    for operation, _ in operations.values():
-        for _ in range(10):
-            calls += 1
-            await operation(-calls)
-    best = dict.fromkeys(operations, float("inf"))
-    for _ in range(rounds):
-        for name, (operation, iterations) in operations.items():
-            start = time.perf_counter()
-            for _ in range(iterations):
-                calls += 1
-                await operation(calls)
-            best[name] = min(best[name], (time.perf_counter() - start) / iterations * 1e6)
-    return best
 
 
 async def bench(iterations: int, rounds: int) -> None:
