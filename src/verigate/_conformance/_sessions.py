@@ -21,6 +21,15 @@ __all__ = ["SessionsContract"]
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
 
 
+
+
+def _assert_nothing_stored(store: Store) -> None:
+    """A refused write left no session, timeline row, ledger row or review behind."""
+    assert store.get_session("s") is None
+    assert store.timeline("s") == []
+    assert store.ledger() == []
+    assert store.list_reviews() == []
+
 class SessionsContract(Fixtures):
     def test_the_store_implements_the_protocol(self, store: Store) -> None:
         assert isinstance(store, Store)
@@ -189,10 +198,7 @@ class SessionsContract(Fixtures):
                                                                      call: Callable[[Store], None]) -> None:
         with pytest.raises(StoreError):
             call(store)
-        assert store.get_session("s") is None
-        assert store.timeline("s") == []
-        assert store.ledger() == []
-        assert store.list_reviews() == []
+        _assert_nothing_stored(store)
 
     @pytest.mark.parametrize("call", [
         lambda s: s.append_ledger("\ud800", {}),
@@ -207,10 +213,7 @@ class SessionsContract(Fixtures):
         """A lone surrogate cannot be encoded as UTF-8 by any driver: a StoreError, never a UnicodeEncodeError."""
         with pytest.raises(StoreError):
             call(store)
-        assert store.get_session("s") is None
-        assert store.timeline("s") == []
-        assert store.ledger() == []
-        assert store.list_reviews() == []
+        _assert_nothing_stored(store)
 
     def test_timestamps_are_utc_with_microseconds(self, store_factory: StoreFactory) -> None:
         moment = datetime(2026, 5, 6, 9, 8, 7, 123, tzinfo=timezone(timedelta(hours=9)))

@@ -16,14 +16,19 @@ import pytest
 from postgres_server import URL_ENV, Server, start_server
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[Server]:
+def _serving() -> Iterator[Server]:
+    """A server for the fixture's scope; one this process started is stopped and removed after it."""
     server = start_server()
     try:
         yield server
     finally:
         if server.owned is not None:
             server.owned.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Server]:
+    yield from _serving()
 
 
 @pytest.fixture
@@ -37,9 +42,4 @@ def own_server() -> Iterator[Server]:
     """A server of this test alone, for restarting and stopping it (skipped on a server given by URL)."""
     if os.environ.get(URL_ENV):
         pytest.skip(f"{URL_ENV} names a server these tests cannot restart")
-    server = start_server()
-    try:
-        yield server
-    finally:
-        if server.owned is not None:
-            server.owned.close()
+    yield from _serving()
