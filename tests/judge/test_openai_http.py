@@ -85,3 +85,27 @@ def test_a_proxy_from_the_environment_carries_the_call(build_judge, make_request
         judge = build_judge("llm_judge", "openai", model="m", base_url="http://judge.invalid/v1")
         assert run_judge(judge, make_request()).passed
         assert len(proxy.requests) == 1
+
+
+def _planted_base_urls(tmp_path) -> list[str]:
+    """Base URLs that urllib opens without any server: the reply a local file or the URL itself plants ('#' ends
+    the URL before the appended /chat/completions, as urllib drops a fragment)."""
+    import json
+    import urllib.parse
+
+    from judge_servers import openai_completion
+
+    reply = json.dumps(openai_completion(verdict_json(passed=True)))
+    planted = tmp_path / "reply.json"
+    planted.write_text(reply, encoding="utf-8")
+    return [f"data:application/json,{urllib.parse.quote(reply)}#", f"{planted.as_uri()}#"]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_base_url_that_is_not_http_is_refused(build_judge, make_request, run_judge, api_key, tmp_path,
+                                                which) -> None:
+    # the SDK (httpx) refused every scheme but http(s); urllib would read a data: URL or a local file as the reply
+    base_url = _planted_base_urls(tmp_path)[which]
+    judge = build_judge("llm_judge", "openai", model="m", base_url=base_url)
+    # today refused only because such a reply has no HTTP status (the check of response.status raises)
+    assert _reason(lambda: run_judge(judge, make_request())) == "judge_transport_error"
