@@ -123,3 +123,20 @@ def test_no_state_folder_is_made_for_a_cache(monkeypatch: pytest.MonkeyPatch, tm
     validator = _data.compile_schema({"type": "integer"})
     assert _outcome(validator, 1) == ("valid", 1)
     assert not (tmp_path / "fresh").exists()
+
+
+def test_an_entry_naming_another_function_of_its_code_is_ignored() -> None:
+    # the code of a schema with a $ref defines one function per referenced subschema: an entry whose name line was
+    # damaged to name one of them would validate the subschema instead of the schema, a different verdict
+    definition = {"type": "object", "properties": {"n": {"$ref": "#/definitions/small"}}, "required": ["n"],
+                  "definitions": {"small": {"type": "integer", "maximum": 3}}}
+    _data.compile_schema(definition)
+    [entry] = _entries()
+    raw = entry.read_bytes()
+    magic, key, name, rest = raw.split(b"\n", 3)
+    assert name == b"validate"
+    entry.write_bytes(b"\n".join((magic, key, b"validate___definitions_small", rest)))
+    validator = _data.compile_schema(definition)
+    for value in ({"n": 1}, {"n": 4}, {}, 2, 5):
+        assert _outcome(validator, value) == _outcome(_oracle(definition), value)
+    assert entry.read_bytes() == raw  # written again
