@@ -13,8 +13,10 @@ doubt means compiling again:
 * the key is the sha256 of the schema's JSON in its own key order (the order decides which error is reported
   first), the compile options, the fastjsonschema and verigate versions, the Python implementation's bytecode tag
   and this entry format; an upgrade of any of them never finds an old entry;
-* an entry carries the sha256 of its payload and its key; one that does not match, does not unmarshal to a code
-  object, or does not define the validator it names is ignored (and written again);
+* an entry carries its key and the sha256 of its validator's name and payload (the code of a schema with a
+  ``$ref`` defines a function per subschema: a name not covered could pick one of them); one that does not
+  match, does not unmarshal to a code object, or does not define the validator it names is ignored (and written
+  again);
 * an entry is written atomically and only after the validator it holds was built from it, and only into an
   existing state root (a read-only command such as ``selfgate doctor`` must leave no state folder behind);
 * any failure to read or write the folder only means compiling, as before.
@@ -37,7 +39,7 @@ from ._fileio import replace_file
 __all__ = ["cached_validator"]
 
 #: bump when the layout of an entry changes: older entries are then simply not found
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _MAGIC = b"verigate-schema-cache\n"
 #: the generated code of the largest shipped schema marshals to a few hundred KB
 _MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -88,12 +90,16 @@ def _read(key: str) -> tuple[CodeType, str] | None:
     try:
         magic, entry_key, name, digest, payload = raw.split(b"\n", 4)
         if (magic + b"\n" != _MAGIC or entry_key.decode() != key or len(raw) > _MAX_ENTRY_BYTES
-                or hashlib.sha256(payload).hexdigest() != digest.decode()):
+                or _digest(name, payload) != digest.decode()):
             return None
         code = marshal.loads(payload)
         return (code, name.decode()) if isinstance(code, CodeType) and name.isascii() else None
     except Exception:  # any damage means: compile again (the cache can only save time)
         return None
+
+
+def _digest(name: bytes, payload: bytes) -> str:
+    return hashlib.sha256(name + b"\n" + payload).hexdigest()
 
 
 def _write(key: str, code: CodeType, name: str) -> None:
@@ -103,7 +109,7 @@ def _write(key: str, code: CodeType, name: str) -> None:
         return  # a cache never creates the state folder: a read-only command (doctor) changes nothing
     payload = marshal.dumps(code)
     entry = b"".join((_MAGIC, key.encode(), b"\n", name.encode(), b"\n",
-                      hashlib.sha256(payload).hexdigest().encode(), b"\n", payload))
+                      _digest(name.encode(), payload).encode(), b"\n", payload))
     path = _folder() / f"{key}.bin"
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
