@@ -157,3 +157,24 @@ def test_a_bug_in_a_project_is_logged_beside_its_store(monkeypatch: pytest.Monke
     assert "Traceback" not in err
     assert "KeyError" in log.read_text(encoding="utf-8") and "in handler" in log.read_text(encoding="utf-8")
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_handler_printing_to_stdout_does_not_spoil_the_answer() -> None:
+    # a plug-in's print() ran inside the handler would put text before the JSON answer on the host's stdout: a host
+    # that cannot parse it proceeds, so a block (exit 0 and a JSON decision) would become a pass
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from verigate.hooks._protocol import run_hook\n"
+        "def handler(data):\n"
+        "    print('a plug-in talking on stdout')\n"
+        "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
+        "sys.exit(run_hook(handler, lambda reason: (2, None, reason)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], input="{}", capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"decision": "block", "reason": "no"}
+    assert "a plug-in talking on stdout" in done.stderr  # not lost: a plug-in's output goes to stderr
