@@ -374,7 +374,8 @@ def run_hook(
     data: dict[str, Any] | None = None
     try:
         data = read_hook_input(stdin)
-        code, payload, message = handler(data)
+        with contextlib.redirect_stdout(stderr):  # a plug-in's print() before the answer: unreadable, "proceed"
+            code, payload, message = handler(data)
     except BaseException as exc:  # fail closed on anything: bugs, a plug-in's sys.exit(0),
         # asyncio.CancelledError, KeyboardInterrupt; each would otherwise end the process in a host-"proceed" state
         reason = _reason(exc, data, stderr, host)
