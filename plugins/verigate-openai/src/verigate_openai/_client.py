@@ -189,6 +189,9 @@ class OpenAIClient:
         timeout_s = bounded_timeout(timeout_s)
         headers = self._headers()  # the key check comes before any connection
         url = (self.base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
+        # urllib (unlike the SDK's httpx) would also open data:, file: or ftp: URLs: a "reply" nobody sent
+        if url.split(":", 1)[0].lower() not in ("http", "https"):
+            raise JudgeError("judge_transport_error", "the judge's base URL must be an http:// or https:// URL")
         # ASCII escapes: a lone surrogate in an answer stays encodable JSON
         body = json.dumps(self._arguments(request), allow_nan=False).encode("ascii")
         deadline = time.monotonic() + timeout_s
