@@ -13,11 +13,15 @@ Logging never raises: a log that cannot be written is no log.
 
 from __future__ import annotations
 
-import datetime
 import os
-import traceback
 from collections.abc import Mapping
-from pathlib import Path
+
+# datetime, traceback and pathlib load only when an error is logged: the CLI imports this module on every run
+# (debug_enabled), hooks included, and together they cost milliseconds a hook that succeeds does not need.
+# ``typing`` too: type checkers read this constant as typing.TYPE_CHECKING
+_TYPE_CHECKING = False
+if _TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "DEBUG_ENV", "LOG_NAME", "MAX_LOG_BYTES", "debug_enabled", "error_log_folder", "format_debug", "log_exception",
@@ -56,6 +60,9 @@ def _report(exc: BaseException, context: str) -> str:
     """Time, context, and every exception of the chain with its frames and message, all passed through the shipped
     redaction packs (a message or a source line can hold a token); when redaction is unavailable, only the frames'
     places and the exception types, which carry no data."""
+    import datetime
+    import traceback
+
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in chain and len(chain) < 10:
@@ -96,6 +103,8 @@ def log_exception(exc: BaseException, base: Path | None = None, *, context: str 
     """Append ``exc``'s report to the error log of the project at ``base`` (default: the working directory);
     the log's path, or None when there is no log to write to or writing failed."""
     try:
+        from pathlib import Path
+
         folder = error_log_folder(Path.cwd() if base is None else base)
         if folder is None:
             return None
@@ -119,4 +128,6 @@ def redacted_message(exc: BaseException) -> str:
 
 def format_debug(exc: BaseException) -> str:
     """The full traceback, for ``--debug`` only."""
+    import traceback
+
     return "".join(traceback.format_exception(exc))

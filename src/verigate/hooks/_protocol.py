@@ -18,17 +18,19 @@ import contextlib
 import json
 import math
 import os
-import select
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .._errors import InputError, VerigateError
 from .._json import DEFAULT_MAX_DEPTH, StrictJSONError, loads
+
+# Every hook process imports this module before its answer: pathlib (an error's log folder) and select and signal
+# (the supervising parent's, first used after the fork, while the child already runs) load only where used
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "DEADLINE_ENV",
@@ -205,6 +207,8 @@ class _Child:
 
     def _read(self, timeout: float) -> bool:
         """Read whatever is ready within ``timeout``; False when nothing was."""
+        import select
+
         ready, _, _ = select.select(list(self._open), [], [], max(0.0, timeout))
         for descriptor in ready:
             data = os.read(descriptor, 65536)
@@ -226,6 +230,8 @@ class _Child:
 
     def end(self) -> int | None:
         """Kill the child if it is still running; its wait status (None when unknown)."""
+        import signal
+
         if not self.ended:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
@@ -334,6 +340,8 @@ def _write_text(stream: TextIO, text: str) -> None:
 
 def _project_of(data: Mapping[str, Any] | None, host: Host) -> Path | None:
     """Where the error log belongs: the host's project, resolved as every hook resolves it (``_project``)."""
+    from pathlib import Path
+
     from .._project import find_project
 
     folder = find_project(host, data)
