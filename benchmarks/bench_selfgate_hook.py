@@ -1,4 +1,5 @@
-"""Pre-tool-use hook wall time on a large transcript (first and following calls) against bare interpreter start-up.
+"""Pre-tool-use and user-prompt-submit hook wall time on a large transcript (first and following calls) against
+bare interpreter start-up.
 
 Run: ``.venv/bin/python benchmarks/bench_selfgate_hook.py [--size-mb 100] [--repeat 5] [--no-bytecode-cache]
 [--quick]``.
@@ -6,6 +7,11 @@ Prints ratios, asserts nothing: absolute times depend on the machine and its loa
 bytecode cached (in a temporary ``PYTHONPYCACHEPREFIX``), as from an installed wheel, unless
 ``--no-bytecode-cache`` keeps the environment's setting (``PYTHONDONTWRITEBYTECODE=1`` recompiles each module on
 every start, which costs the hook more than the baseline).
+
+The hooks run as in a session set up the way ``verigate doctor`` asks: a home whose Claude Code settings carry
+the boundary snippet (``boundary_env``) and the self-gate's state in the temporary folder. Without the boundary,
+block mode refuses every Edit for the missing sandbox before the transcript is read, so every pre-tool-use row
+would time that refusal (the fast path) instead of the scan it names.
 """
 
 from __future__ import annotations
@@ -53,6 +59,20 @@ def tool_result(size: int) -> str:
                                                                 "content": "line of tool output\n" * (size // 20)}]}})
 
 
+def boundary_env(root: Path, environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` with a home under ``root`` whose Claude Code settings hold verigate's boundary snippet (as
+    ``verigate doctor --print-settings claude-code`` prints it) and the self-gate state in ``root/state``: block
+    mode then checks the session's gates instead of refusing for a missing sandbox."""
+    from verigate.selfgate._snippets import claude_settings
+
+    env = {key: value for key, value in environ.items() if key not in ("CLAUDE_PROJECT_DIR", "XDG_STATE_HOME")}
+    env["HOME"], env["VERIGATE_STATE_HOME"] = str(root / "home"), str(root / "state")
+    settings = root / "home" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(claude_settings(env), indent=2), encoding="utf-8")
+    return env
+
+
 def build_transcript(path: Path, size_mb: int) -> None:
     """Mostly tool output (as real sessions are), prose every few lines, one gate declaration early on."""
     target = size_mb * 1024 * 1024
@@ -88,12 +108,15 @@ def main() -> int:
         if not args.no_bytecode_cache:
             base.pop("PYTHONDONTWRITEBYTECODE", None)
             base["PYTHONPYCACHEPREFIX"] = str(root / "pycache")  # filled by each command's first run
-        env = {key: value for key, value in base.items() if key != "CLAUDE_PROJECT_DIR"}
+        env = boundary_env(root, base)
         env["VERIGATE_SELF_GATE_MODE"] = "block"
         payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": str(project),
                               "hook_event_name": "PreToolUse", "tool_name": "Edit",
                               "tool_input": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}})
+        prompt = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": str(project),
+                             "hook_event_name": "UserPromptSubmit", "prompt": "Please go on."})
         hook = [python, "-m", "verigate", "hook", "claude-code", "pre-tool-use"]
+        prompt_hook = [python, "-m", "verigate", "hook", "claude-code", "user-prompt-submit"]
 
         bare_samples: list[float] = []
 
@@ -122,6 +145,8 @@ def main() -> int:
         keyword_prose = following(lambda index: assistant(
             f"Pass {index} done. Do you want me to update the changelog too? I will wait for CI."))
         read = median([timed(hook, payload.replace('"Edit"', '"Read"'), env) for _ in range(args.repeat)])
+        # a prompt that closes nothing while the declared gate is open: the answer says what is still open
+        user_prompt = median([timed(prompt_hook, prompt, env) for _ in range(args.repeat)])
         bare = median(bare_samples)
 
     cached = "environment's bytecode setting" if args.no_bytecode_cache else "bytecode cached"
@@ -135,6 +160,7 @@ def main() -> int:
         ("pre-tool-use, following call (new prose, no keyword)", plain_prose),
         ("pre-tool-use, following call (new prose, keywords)", keyword_prose),
         ("pre-tool-use, Read (not a blocked tool)", read),
+        ("user-prompt-submit, a prompt that closes nothing", user_prompt),
     ]
     for label, seconds in rows:
         print(f"  {label:<52} {seconds * 1000:8.0f} ms  {seconds / bare:6.1f}x bare")
