@@ -269,20 +269,30 @@ def _boundary_refusal(settings: Settings, tool_name: str) -> ToolDecision | None
     ``hardening: best-effort``); the verdict is cached for the fast path, keyed by the settings files."""
     if settings.mode != "block" or settings.hardening == BEST_EFFORT:
         return None
-    from ._boundary import missing
-
-    project, store = settings.project_dir, str(settings.store.path)
-    # the key (the files' signatures) before reading them: a file changed meanwhile makes the next call check again
-    key = _wall.key(settings.host, project, store, _wall.watched_files(settings.host, project,
-                                                                       config_candidates(project)))
-    try:
-        lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)
-    except Exception as exc:  # the boundary cannot be shown to hold: refuse, and cache nothing (it may pass later)
-        return ToolDecision(*boundary_verdict(tool_name, settings.host,
-                                              [f"the boundary check failed ({type(exc).__name__}: {exc})"],
-                                              settings.config_path))
+    project, store, state_dir = settings.project_dir, str(settings.store.path), str(settings.store.state_dir)
+    files = _wall.watched_files(settings.host, project, config_candidates(project))
+    lacking: list[str] | None = None
     if not settings.custom_store:
-        _wall.remember_missing(str(settings.store.state_dir), settings.host, key, lacking)
+        # the verdict cached under the signatures of every file it read, which the fast path answers from: while
+        # none of them changed, checking them again (thirty path rules as regexes) could only give the same lines
+        try:
+            lacking = _wall.cached_missing(state_dir, settings.host, project, store, files)
+        except Exception:  # no cache, a changed file, a damaged cache: the check below decides
+            lacking = None
+    if lacking is None:
+        # the key (the files' signatures) before reading them: a file changed meanwhile makes the next call check
+        # again
+        key = _wall.key(settings.host, project, store, files)
+        try:
+            from ._boundary import missing
+
+            lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)
+        except Exception as exc:  # the boundary cannot be shown to hold: refuse, and cache nothing (it may pass)
+            return ToolDecision(*boundary_verdict(tool_name, settings.host,
+                                                  [f"the boundary check failed ({type(exc).__name__}: {exc})"],
+                                                  settings.config_path))
+        if not settings.custom_store:
+            _wall.remember_missing(state_dir, settings.host, key, lacking)
     if not lacking:
         return None
     return ToolDecision(*boundary_verdict(tool_name, settings.host, lacking, settings.config_path))
