@@ -37,9 +37,18 @@ def write_cache(path: str, body: Mapping[str, Any]) -> None:
     """Replace a cache atomically; a cache that cannot be written only costs the next call the full check."""
     whole = {"version": CACHE_VERSION, "package": _PACKAGE, **body}
     sealed = {"body": whole, "crc32": zlib.crc32(_canonical(whole))}
+    data = json.dumps(sealed, ensure_ascii=False).encode("utf-8")
+    try:
+        # most full checks would write some caches with the bytes they already hold (the phrase keywords, the
+        # configuration): reading them back is cheaper than a rename, and the same bytes are the same answer
+        with open(path, "rb") as handle:
+            if handle.read(len(data) + 1) == data:
+                return
+    except OSError:
+        pass
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        replace_file(path, json.dumps(sealed, ensure_ascii=False).encode("utf-8"))
+        replace_file(path, data)
     except OSError:
         pass
 
