@@ -110,6 +110,20 @@ def test_cached_prefilter_and_pack_never_hide_a_match(cached_screen: Screen, tex
     assert cached_screen.is_close_phrase(text) == load().is_close_phrase(text)
 
 
+_FRAGMENTS = ["Gate 解除", "approve gate ", "sg-1a2b3c4d", "SG-00FF00FF", "release all gates", "self-gate 全部解除",
+              "次の Step 進めて", "再承認: APPROVED ", "\uff27\uff21\uff34\uff25", "\uff27ate", "/goal",
+              "autonomously", "already approved", "please go on", "。", "!", " ", "\n", "\u3000", "\u0301",
+              "\u2019", "\"", "ok"]
+prompts = st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(prompts)
+def test_the_screens_close_command_is_the_engines(cached_screen: Screen, prompt: str) -> None:
+    # the prompt hook asks the screen, which skips the rule engine when no close rule's keyword is in the prompt
+    assert cached_screen.close_command(prompt) == load().close_command(prompt)
+
+
 def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
     Screen(tmp_path).phrases  # noqa: B018 - writes the caches
     for path in tmp_path.iterdir():

@@ -317,8 +317,7 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
     gates = state.open_gates(session_id)
     if not gates and len(normalise_prompt(prompt)) > _SHORT_PROMPT:
         return PromptOutcome()
-    phrases: Phrases = screen.phrases
-    command = phrases.close_command(prompt)
+    command = screen.close_command(prompt)
     if command is not None:
         if not gates:
             return PromptOutcome(context="verigate: there is no open self-set gate in this session to close.")
@@ -340,6 +339,7 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
             notice=f"verigate: close of {ids} requested")
     if not gates:
         return PromptOutcome()
+    phrases: Phrases = screen.phrases
     refusals = phrases.not_close(prompt)
     if refusals:
         return PromptOutcome(context=(

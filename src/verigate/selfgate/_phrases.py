@@ -274,3 +274,10 @@ class Screen:
 
     def is_close_phrase(self, text: str) -> bool:
         return self.prefilter.may_match(text, CLOSE_ROLES) and self.phrases.is_close_phrase(text)
+
+    def close_command(self, prompt: str) -> CloseCommand | None:
+        """:meth:`Phrases.close_command`, without the rule engine when no close rule can match: the engine would
+        scan exactly this normalised text and find every close rule's keywords missing (most prompts)."""
+        if not self.prefilter.may_match(normalise_prompt(prompt), CLOSE_ROLES):
+            return None
+        return self.phrases.close_command(prompt)
