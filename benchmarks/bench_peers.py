@@ -372,7 +372,7 @@ def row_grade(settings: Settings) -> None:
 # ------------------------------------------------------------------ row 3: hook start-up
 def row_hooks(settings: Settings) -> None:
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "hooks"), str(HERE)]
-    from bench_selfgate_hook import assistant, build_transcript
+    from bench_selfgate_hook import assistant, boundary_env, build_transcript
     from bench_stop_hook import TOOLS
     from stop_helpers import claude_transcript, stop_payload, write_config
 
@@ -396,7 +396,8 @@ def row_hooks(settings: Settings) -> None:
             judge.reply_text(verdict_json(passed=True))
         gate_transcript = root / "gate.jsonl"
         build_transcript(gate_transcript, 1)
-        gate_env = {**env, "VERIGATE_SELF_GATE_MODE": "block"}
+        # the boundary in place: without it block mode refuses every Edit before reading the transcript
+        gate_env = {**boundary_env(root, env), "VERIGATE_SELF_GATE_MODE": "block"}
         gate_base = {"session_id": "bench", "transcript_path": str(gate_transcript), "cwd": str(gate_project)}
         pre_tool = json.dumps({**gate_base, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                                "tool_input": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}})
