@@ -33,6 +33,7 @@ from ._convert import unstructure
 from ._ensemble import judge_label
 from ._judge_cache import JudgeCache
 from ._judging import Ensemble, judge_candidate
+from ._offloop import off_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
@@ -216,8 +217,8 @@ class Gate:
         judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
-            return await asyncio.to_thread(Attempt.unverified, candidate, termination, records, judge_engine, skip)
-        run = await asyncio.to_thread(Attempt.begin, candidate, termination, records, judge_engine)
+            return await off_loop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
+        run = await off_loop(Attempt.begin, candidate, termination, records, judge_engine)
         candidate, attempt = run.candidate, run.number
 
         timeout_s = self.config.hooks.timeout_s
@@ -258,7 +259,7 @@ class Gate:
         hook_records = pre_verify.records + post_verify.records + stop.records
         judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None,
                         judgment=judgment)
-        return await asyncio.to_thread(run.conclude, judged)
+        return await off_loop(run.conclude, judged)
 
 
 def _checked_context(context: object) -> StageContext:
