@@ -37,7 +37,7 @@ from ._offloop import off_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
-from ._stages import is_own_bounded, read_only, run_stage, run_structural
+from ._stages import StageResult, is_own_bounded, read_only, run_stage, run_structural
 
 __all__ = [
     "PENDING_STATUS",
@@ -98,6 +98,7 @@ class Gate:
         self._post_verify = handlers(manager, "verigate_post_verify")
         self._stop = handlers(manager, "verigate_stop")
         self._telemetry = telemetry_of(manager)  # verigate._telemetry.NULL without an observer: no span, no cost
+        self._structural_own = all(is_own_bounded(handler.function) for handler in self._structural)
         # only verigate's own read-only checks: the candidate needs no read-only copy
         self._needs_view = not all(
             is_own_bounded(handler.function)
@@ -218,14 +219,27 @@ class Gate:
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
             return await off_loop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
-        run = await off_loop(Attempt.begin, candidate, termination, records, judge_engine)
+        timeout_s = self.config.hooks.timeout_s
+        telemetry = self._telemetry
+        early: asyncio.Future[StageResult] | None = None
+        if self._structural_own:
+            # verigate's own checks read the text and tool calls only (not the attempt): they run on the loop
+            # while the worker thread settles the attempt, in the turn the loop would otherwise wait
+            early = asyncio.ensure_future(telemetry.stage("structural_check", self._structural, run_structural(
+                self._structural, {"candidate": candidate, "termination": termination, "context": context},
+                timeout_s)))
+        try:
+            run = await off_loop(Attempt.begin, candidate, termination, records, judge_engine)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
         candidate, attempt = run.candidate, run.number
 
-        timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate) if self._needs_view else candidate
-        telemetry = self._telemetry
-        structural = await telemetry.stage("structural_check", self._structural, run_structural(
-            self._structural, {"candidate": view, "termination": termination, "context": context}, timeout_s))
+        structural = await early if early is not None else await telemetry.stage(
+            "structural_check", self._structural, run_structural(
+                self._structural, {"candidate": view, "termination": termination, "context": context}, timeout_s))
         pre_verify = await telemetry.stage("pre_verify", self._pre_verify, run_stage(
             "pre_verify", self._pre_verify, {"candidate": view, "context": context}, timeout_s))
         strengthen = unite_strengthen(pre_verify.decisions)
