@@ -250,24 +250,27 @@ class Gate:
                                              egress, self.judge_cache)
             judge_verdict = judgment.verdict
         verdict = combine_verdict(findings, strengthen, judge_verdict)
+        post_verify = await telemetry.stage("post_verify", self._post_verify, run_stage(
+            "post_verify", self._post_verify, {"candidate": view, "verdict": verdict, "context": context}, timeout_s))
         policy_input = PolicyInput(
             structural_findings=findings,
             strengthen=strengthen,
             judge_verdict=judge_verdict,
+            post_decisions=post_verify.decisions,
             structural_error=structural.error,
             pre_verify_error=pre_verify.error,
+            post_verify_error=post_verify.error,
             attempt=attempt,
             budget=self.config.budget.revise,
         )
-        post_verify = await telemetry.stage("post_verify", self._post_verify, run_stage(
-            "post_verify", self._post_verify, {"candidate": view, "verdict": verdict, "context": context}, timeout_s))
-        policy_input = attrs.evolve(policy_input, post_decisions=post_verify.decisions,
-                                    post_verify_error=post_verify.error)
-        shown_action, _, _ = post_verify_action(policy_input, verdict)
+        # what Stop handlers are shown; without any, nothing reads it (and the decision needs no Stop fields)
+        shown_action = post_verify_action(policy_input, verdict)[0] if self._stop else ""
         stop = await telemetry.stage("stop", self._stop, run_stage(
             "stop", self._stop, {"candidate": view, "verdict": verdict, "action": shown_action, "context": context},
             timeout_s))
-        decision = decide(attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error))
+        if stop.decisions or stop.error:
+            policy_input = attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error)
+        decision = decide(policy_input)
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
                  decision.outcome, f" ({decision.reason})" if decision.reason else "")
         hook_records = pre_verify.records + post_verify.records + stop.records

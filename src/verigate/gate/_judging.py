@@ -248,9 +248,12 @@ async def judge_candidate(judge: JudgeEngine | Ensemble | None, config: JudgeCon
     personal = redacted.personal_data or any(result.personal_data for result in extra)
     if not ensemble and _refused(config, personal) is not None:
         return failed("personal_data_omitted")
+    sent = redacted.candidate
+    if sent.contains_personal_data is not personal:  # a copy only when the flag changes (its converters run)
+        sent = attrs.evolve(sent, contains_personal_data=personal)
     request = JudgeRequest(
         # the flag is settled: engines refuse an unknown one for an auxiliary judge
-        candidate=attrs.evolve(redacted.candidate, contains_personal_data=personal),
+        candidate=sent,
         requirements=_unique([*redacted.candidate.requirements, *(result.text for result in extra)]),
         known_misses=known_misses,
     )

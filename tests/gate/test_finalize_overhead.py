@@ -1,4 +1,5 @@
-"""The worker-thread hop of a finalize (``verigate.gate._offloop``): what ``asyncio.to_thread`` promised holds."""
+"""What the work on the overhead of a finalize must keep: the worker-thread hop promises what ``asyncio.to_thread``
+promised (``verigate.gate._offloop``), and the records are the same."""
 
 from __future__ import annotations
 
@@ -80,3 +81,21 @@ def test_a_finalize_cancelled_during_a_store_write_stops_at_once_and_asyncio_run
     finally:
         gate.close()
         store.close()
+
+
+def test_the_ledger_row_hashes_the_stored_candidate_as_json_dumps_does(tmp_path: Any) -> None:
+    """``candidate_sha256`` (whose encoder is built once) stays sha256 of ``json.dumps(sort_keys, no ASCII
+    escaping)`` of the candidate as stored, here read back from the pending review that holds it."""
+    import hashlib
+    import json
+
+    gate = Gate.from_config({}, store=str(tmp_path / "v.db"), entry_points=False)  # no judge: a pending review
+    try:
+        result = asyncio.run(gate.finalize(Candidate(request="Fix ünïcode", final_text="done — 3 passed ✓",
+                                                     session_id="s1", usage={"b": 2, "a": 1}), NATURAL))
+        assert result.outcome == "pending_review" and result.pending_id
+        stored = gate.store.get_review(result.pending_id).candidate
+        expected = hashlib.sha256(json.dumps(stored, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+        assert [row.payload["candidate_sha256"] for row in gate.store.ledger()] == [expected]
+    finally:
+        gate.close()
