@@ -98,7 +98,7 @@ class Gate:
         self._post_verify = handlers(manager, "verigate_post_verify")
         self._stop = handlers(manager, "verigate_stop")
         self._telemetry = telemetry_of(manager)  # verigate._telemetry.NULL without an observer: no span, no cost
-        self._structural_own = all(is_own_bounded(handler.function) for handler in self._structural)
+        self._structural_own = bool(self._structural) and all(is_own_bounded(h.function) for h in self._structural)
         # only verigate's own read-only checks: the candidate needs no read-only copy
         self._needs_view = not all(
             is_own_bounded(handler.function)
