@@ -14,8 +14,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
+from bench_peers import answer_text  # the 4 KB answer of bench_peers row 1 (this folder is on sys.path)
+
 from verigate import Candidate, Gate, Termination, ToolObservation
 from verigate.gate import unstructure
+from verigate.gate._offloop import off_loop
 from verigate.judge import ChatRequest, JudgeRequest
 from verigate.store import open_store
 
@@ -102,8 +105,22 @@ async def bench(iterations: int, folder: Path, rounds: int | None = None) -> Non
         records_store.set_session_state(session, "completed")
         return session
 
+    def nothing() -> None:
+        return None
+
+    async def hop(_: int) -> object:
+        """One worker-thread hop of a finalize (store I/O never runs on the event loop), with no work in it."""
+        return await off_loop(nothing)
+
     async def finalize_memory(index: int) -> object:
         result = await memory.finalize(candidate(index), natural)
+        assert result.outcome == "completed", result
+        return result
+
+    async def finalize_4k(index: int) -> object:
+        """bench_peers row 1: a 4 KB answer, no tool calls."""
+        result = await memory.finalize(Candidate(request="Fix the failing parser test.", final_text=answer_text(index),
+                                                 session_id=f"bench-4k-{index}", contains_personal_data=False), natural)
         assert result.outcome == "completed", result
         return result
 
@@ -113,11 +130,12 @@ async def bench(iterations: int, folder: Path, rounds: int | None = None) -> Non
     rounds = rounds or max(7, 3000 // iterations)
     measured = await per_call_us({
         "function": (bare_function, iterations), "engine": (bare_engine, iterations),
-        "redact": (redact_candidate, iterations), "store": (store_writes, iterations),
-        "memory": (finalize_memory, iterations), "sqlite": (finalize_sqlite, max(10, iterations // 20)),
+        "redact": (redact_candidate, iterations), "store": (store_writes, iterations), "hop": (hop, iterations),
+        "memory": (finalize_memory, iterations), "4k": (finalize_4k, iterations),
+        "sqlite": (finalize_sqlite, max(10, iterations // 20)),
     }, rounds)
-    function_us, engine_us, redact_us, store_us, memory_us, sqlite_us = (
-        measured[name] for name in ("function", "engine", "redact", "store", "memory", "sqlite"))
+    function_us, engine_us, redact_us, store_us, hop_us, memory_us, memory_4k_us, sqlite_us = (
+        measured[name] for name in ("function", "engine", "redact", "store", "hop", "memory", "4k", "sqlite"))
     memory.close()
     sqlite.close()
     records_store.close()
@@ -126,14 +144,17 @@ async def bench(iterations: int, folder: Path, rounds: int | None = None) -> Non
         ("bare judge engine call (llm_judge over callable)", engine_us),
         ("redaction of the candidate (default packs)", redact_us),
         ("the store calls of one finalize (:memory:)", store_us),
+        ("one worker-thread hop, nothing in it (finalize: 2)", hop_us),
         ("finalize, :memory: store", memory_us),
+        ("finalize, :memory:, 4 KB answer (bench_peers 1)", memory_4k_us),
         ("finalize, SQLite file store", sqlite_us),
     ]
     for label, micros in rows:
         print(f"{label:50s} {micros:10.1f} µs   {micros / engine_us:7.2f}x the engine call")
     overhead = memory_us - engine_us
+    rest = overhead - redact_us - store_us - 2 * hop_us
     print(f"gate overhead per finalize (:memory: store): {overhead:.1f} µs = {redact_us:.1f} redaction + "
-          f"{store_us:.1f} store calls + {overhead - redact_us - store_us:.1f} the chain itself")
+          f"{store_us:.1f} store calls + {2 * hop_us:.1f} two hops + {rest:.1f} the chain itself")
 
 
 def main() -> None:

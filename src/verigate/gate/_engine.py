@@ -33,10 +33,11 @@ from ._convert import unstructure
 from ._ensemble import judge_label
 from ._judge_cache import JudgeCache
 from ._judging import Ensemble, judge_candidate
+from ._offloop import off_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
-from ._stages import is_own_bounded, read_only, run_stage, run_structural
+from ._stages import StageResult, is_own_bounded, read_only, run_stage, run_structural
 
 __all__ = [
     "PENDING_STATUS",
@@ -97,6 +98,7 @@ class Gate:
         self._post_verify = handlers(manager, "verigate_post_verify")
         self._stop = handlers(manager, "verigate_stop")
         self._telemetry = telemetry_of(manager)  # verigate._telemetry.NULL without an observer: no span, no cost
+        self._structural_own = bool(self._structural) and all(is_own_bounded(h.function) for h in self._structural)
         # only verigate's own read-only checks: the candidate needs no read-only copy
         self._needs_view = not all(
             is_own_bounded(handler.function)
@@ -216,15 +218,28 @@ class Gate:
         judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
-            return await asyncio.to_thread(Attempt.unverified, candidate, termination, records, judge_engine, skip)
-        run = await asyncio.to_thread(Attempt.begin, candidate, termination, records, judge_engine)
+            return await off_loop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
+        timeout_s = self.config.hooks.timeout_s
+        telemetry = self._telemetry
+        early: asyncio.Future[StageResult] | None = None
+        if self._structural_own:
+            # verigate's own checks read the text and tool calls only (not the attempt): they run on the loop
+            # while the worker thread settles the attempt, in the turn the loop would otherwise wait
+            early = asyncio.ensure_future(telemetry.stage("structural_check", self._structural, run_structural(
+                self._structural, {"candidate": candidate, "termination": termination, "context": context},
+                timeout_s)))
+        try:
+            run = await off_loop(Attempt.begin, candidate, termination, records, judge_engine)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
         candidate, attempt = run.candidate, run.number
 
-        timeout_s = self.config.hooks.timeout_s
         view = read_only(candidate) if self._needs_view else candidate
-        telemetry = self._telemetry
-        structural = await telemetry.stage("structural_check", self._structural, run_structural(
-            self._structural, {"candidate": view, "termination": termination, "context": context}, timeout_s))
+        structural = await early if early is not None else await telemetry.stage(
+            "structural_check", self._structural, run_structural(
+                self._structural, {"candidate": view, "termination": termination, "context": context}, timeout_s))
         pre_verify = await telemetry.stage("pre_verify", self._pre_verify, run_stage(
             "pre_verify", self._pre_verify, {"candidate": view, "context": context}, timeout_s))
         strengthen = unite_strengthen(pre_verify.decisions)
@@ -235,30 +250,33 @@ class Gate:
                                              egress, self.judge_cache)
             judge_verdict = judgment.verdict
         verdict = combine_verdict(findings, strengthen, judge_verdict)
+        post_verify = await telemetry.stage("post_verify", self._post_verify, run_stage(
+            "post_verify", self._post_verify, {"candidate": view, "verdict": verdict, "context": context}, timeout_s))
         policy_input = PolicyInput(
             structural_findings=findings,
             strengthen=strengthen,
             judge_verdict=judge_verdict,
+            post_decisions=post_verify.decisions,
             structural_error=structural.error,
             pre_verify_error=pre_verify.error,
+            post_verify_error=post_verify.error,
             attempt=attempt,
             budget=self.config.budget.revise,
         )
-        post_verify = await telemetry.stage("post_verify", self._post_verify, run_stage(
-            "post_verify", self._post_verify, {"candidate": view, "verdict": verdict, "context": context}, timeout_s))
-        policy_input = attrs.evolve(policy_input, post_decisions=post_verify.decisions,
-                                    post_verify_error=post_verify.error)
-        shown_action, _, _ = post_verify_action(policy_input, verdict)
+        # what Stop handlers are shown; without any, nothing reads it (and the decision needs no Stop fields)
+        shown_action = post_verify_action(policy_input, verdict)[0] if self._stop else ""
         stop = await telemetry.stage("stop", self._stop, run_stage(
             "stop", self._stop, {"candidate": view, "verdict": verdict, "action": shown_action, "context": context},
             timeout_s))
-        decision = decide(attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error))
+        if stop.decisions or stop.error:
+            policy_input = attrs.evolve(policy_input, stop_directives=stop.decisions, stop_error=stop.error)
+        decision = decide(policy_input)
         log.info("finalize %s attempt %d: %s -> %s%s", candidate.session_id, attempt, decision.action,
                  decision.outcome, f" ({decision.reason})" if decision.reason else "")
         hook_records = pre_verify.records + post_verify.records + stop.records
         judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None,
                         judgment=judgment)
-        return await asyncio.to_thread(run.conclude, judged)
+        return await off_loop(run.conclude, judged)
 
 
 def _checked_context(context: object) -> StageContext:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -28,6 +28,7 @@ from ._redaction import Redacted
 __all__ = ["Ensemble", "Judgment", "MemberJudgment", "call_judge", "judge_candidate", "prepare_judge"]
 
 log = get_logger("verigate.gate")
+_T = TypeVar("_T")
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -138,6 +139,17 @@ async def _call(judge: JudgeEngine, engine: str, request: JudgeRequest, timeout_
     return verdict
 
 
+async def _all(calls: Iterable[Coroutine[Any, Any, _T]]) -> list[_T]:
+    """The results of ``calls``, run concurrently; one call (a single judge) is awaited as it is: a task per
+    call would cost a turn of the event loop each (≈ 20–50 µs on a loaded machine, twice per finalize), and the
+    stage handlers are awaited the same way. ``_prepare`` and ``_call`` never raise but for the caller's own
+    cancellation, which propagates alike either way."""
+    pending = list(calls)
+    if len(pending) == 1:
+        return [await pending[0]]
+    return list(await asyncio.gather(*pending))
+
+
 def _refused(config: JudgeConfig, personal: bool) -> Verdict | None:
     """An auxiliary judge never receives a candidate that may hold personal data."""
     if personal and config.trust == "auxiliary":
@@ -158,7 +170,7 @@ async def _judge_members(members: Sequence[tuple[JudgeConfig, JudgeEngine]], req
         if refused is not None:
             verdicts[index] = refused
             pending.remove(index)
-    prepared = await asyncio.gather(*(_prepare(members[i][1], members[i][0].engine, deadline) for i in pending))
+    prepared = await _all(_prepare(members[i][1], members[i][0].engine, deadline) for i in pending)
     for index, failed in zip(pending, prepared, strict=True):
         if failed is not None:
             verdicts[index] = failed
@@ -182,7 +194,7 @@ async def _judge_members(members: Sequence[tuple[JudgeConfig, JudgeEngine]], req
         if window < timeout_s:
             timeout_s, bounded = window, window_from_deadline
         calls.append(_call(engine, config.engine, request, timeout_s, bounded))
-    for index, verdict in zip(pending, await asyncio.gather(*calls), strict=True):
+    for index, verdict in zip(pending, await _all(calls), strict=True):
         verdicts[index] = verdict
     return verdicts
 
@@ -236,9 +248,12 @@ async def judge_candidate(judge: JudgeEngine | Ensemble | None, config: JudgeCon
     personal = redacted.personal_data or any(result.personal_data for result in extra)
     if not ensemble and _refused(config, personal) is not None:
         return failed("personal_data_omitted")
+    sent = redacted.candidate
+    if sent.contains_personal_data is not personal:  # a copy only when the flag changes (its converters run)
+        sent = attrs.evolve(sent, contains_personal_data=personal)
     request = JudgeRequest(
         # the flag is settled: engines refuse an unknown one for an auxiliary judge
-        candidate=attrs.evolve(redacted.candidate, contains_personal_data=personal),
+        candidate=sent,
         requirements=_unique([*redacted.candidate.requirements, *(result.text for result in extra)]),
         known_misses=known_misses,
     )

@@ -102,8 +102,12 @@ class Records:
         return "; ".join(self.errors) or None
 
 
+#: ``json.dumps(value, sort_keys=True, ensure_ascii=False)``, built once (json.dumps builds an encoder per call)
+_SHA_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def _sha256(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return hashlib.sha256(_SHA_ENCODER.encode(value).encode("utf-8")).hexdigest()
 
 
 def _merge(parts: Iterable[Candidate]) -> tuple[tuple[ToolObservation, ...], dict[str, int], int]:
