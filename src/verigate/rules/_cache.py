@@ -41,11 +41,12 @@ CACHE_FORMAT = 1
 MAX_ENTRY_CHARS = 8 * 1024 * 1024
 
 
-def cache_folder(environ: Mapping[str, str] | None = None) -> str:
-    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root)."""
+def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-packs") -> str:
+    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root);
+    ``name`` another folder beside it (``rule-checks``: see ``_checked``)."""
     from ..selfgate._location import state_root
 
-    return os.path.join(state_root(environ), "cache", "rule-packs")
+    return os.path.join(state_root(environ), "cache", name)
 
 
 def _version() -> str:
@@ -62,14 +63,14 @@ def entry_key(text: str, source: str) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _path(key: str) -> str:
-    return os.path.join(cache_folder(), f"{key}.json")
+def _path(key: str, folder: str) -> str:
+    return os.path.join(cache_folder(name=folder), f"{key}.json")
 
 
-def read_entry(key: str) -> Any:
+def read_entry(key: str, *, folder: str = "rule-packs") -> Any:
     """The data of the entry ``key``, or None when there is none or it is damaged in any way (never trusted)."""
     try:
-        with open(_path(key), "rb") as stream:
+        with open(_path(key, folder), "rb") as stream:
             raw = stream.read(MAX_ENTRY_CHARS + 1)
     except OSError:
         return None
@@ -85,7 +86,7 @@ def read_entry(key: str) -> Any:
         return None
 
 
-def write_entry(key: str, data: Any) -> None:
+def write_entry(key: str, data: Any, *, folder: str = "rule-packs") -> None:
     """Keep ``data`` (plain JSON values) as the entry ``key``, atomically; a failure to write is no error."""
     try:
         content = strict_json.dumps(data)
@@ -93,7 +94,7 @@ def write_entry(key: str, data: Any) -> None:
                                    "data": data, "format": CACHE_FORMAT, "key": key})
     except (TypeError, ValueError):  # a value JSON cannot hold: no entry
         return
-    path = _path(key)
+    path = _path(key, folder)
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         replace_file(path, entry.encode(), mode=0o600)
