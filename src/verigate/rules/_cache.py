@@ -67,6 +67,17 @@ def _path(key: str, folder: str) -> str:
     return os.path.join(cache_folder(name=folder), f"{key}.json")
 
 
+def _content(raw: bytes, entry: dict[str, Any], key: str) -> bytes:
+    """The canonical text of the entry's data, whose sha256 it carries: as read, between the parts
+    :func:`write_entry` puts around it (canonical JSON, sorted keys), else written out again (writing a shipped
+    pack's data out again cost as much as reading it)."""
+    head = b'{"content_sha256":' + strict_json.dumps(entry.get("content_sha256")).encode() + b',"data":'
+    tail = f',"format":{strict_json.dumps(CACHE_FORMAT)},"key":{strict_json.dumps(key)}}}'.encode()
+    if len(raw) > len(head) + len(tail) and raw.startswith(head) and raw.endswith(tail):
+        return raw[len(head):len(raw) - len(tail)]
+    return strict_json.dumps(entry["data"]).encode()
+
+
 def read_entry(key: str, *, folder: str = "rule-packs") -> Any:
     """The data of the entry ``key``, or None when there is none or it is damaged in any way (never trusted)."""
     try:
@@ -78,8 +89,7 @@ def read_entry(key: str, *, folder: str = "rule-packs") -> Any:
         entry = strict_json.loads(raw, max_chars=MAX_ENTRY_CHARS)
         if type(entry) is not dict or entry.get("key") != key or entry.get("format") != CACHE_FORMAT:
             return None
-        content = strict_json.dumps(entry["data"])
-        if hashlib.sha256(content.encode()).hexdigest() != entry.get("content_sha256"):
+        if hashlib.sha256(_content(raw, entry, key)).hexdigest() != entry.get("content_sha256"):
             return None  # damaged (or written by something else): ignored
         return entry["data"]
     except Exception:  # any damage means: parse the YAML (the cache can only save time)
