@@ -16,7 +16,8 @@ The cache is never trusted over the YAML:
   (and the entry rewritten);
 * any failure to read or write the folder (read-only home, no space) only means parsing the YAML.
 
-The pack's rules are still compiled and every kind checked by :meth:`RuleSet.compile`, as for a pack just parsed.
+The pack's rules are still checked by :meth:`RuleSet.compile` (every kind and field, every pattern compiled or
+found in the record of rules checked before, see ``_checked``), as for a pack just parsed.
 The trace grader keeps the parsed data of its config file here the same way (``verigate.trace._config``; it is
 still validated against its schema on every load).
 """
