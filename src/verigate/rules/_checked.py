@@ -19,7 +19,6 @@ matched by a rule that would not have loaded.
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 import threading
 from collections.abc import Mapping
@@ -35,7 +34,6 @@ CHECKS = 1
 #: rules a record holds at most (the shipped packs have ~50; a larger record keeps the newest)
 MAX_RECORDED = 4096
 FOLDER = "rule-checks"
-_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 _lock = threading.Lock()
 #: checked by compiling in this process (whatever the record says)
@@ -56,6 +54,11 @@ def digest(kind: str, fields: Mapping[str, Any]) -> str | None:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+def _is_digest(item: object) -> bool:
+    """A sha256 in lower-case hex (string tests: a regex would be compiled by every process at import)."""
+    return isinstance(item, str) and len(item) == 64 and not item.strip("0123456789abcdef")
+
+
 def _key() -> str:
     return entry_key(f"python {sys.implementation.name} {sys.version}", FOLDER)
 
@@ -68,7 +71,7 @@ def _recorded() -> dict[str, None]:
     found = _read.get(folder)
     if found is None:
         data = read_entry(_key(), folder=FOLDER)
-        valid = isinstance(data, list) and all(isinstance(item, str) and _DIGEST.fullmatch(item) for item in data)
+        valid = isinstance(data, list) and all(_is_digest(item) for item in data)
         found = _read[folder] = dict.fromkeys(data) if valid else {}  # a damaged record: nothing is known
     return found
 
