@@ -186,7 +186,7 @@ def test_a_later_process_takes_checked_rules_from_the_record_and_a_damaged_recor
     second = _child(_COUNT_COMPILED, state)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout) == 0
-    env_folder = cache_folder({"VERIGATE_STATE_HOME": str(state)}, name="rule-checks")
+    env_folder = cache_folder({"VERIGATE_STATE_HOME": str(state)}, name="rule-packs/checks")
     (entry,) = Path(env_folder).glob("*.json")
     for damage in (b"not json", entry.read_bytes().replace(b'"data":["', b'"data":["0')):
         entry.write_bytes(damage)

@@ -44,7 +44,7 @@ MAX_ENTRY_CHARS = 8 * 1024 * 1024
 
 def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-packs") -> str:
     """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root);
-    ``name`` another folder beside it (``rule-checks``: see ``_checked``)."""
+    ``name`` another folder beside it (``rule-packs/checks``: see ``_checked``)."""
     from ..selfgate._location import state_root
 
     return os.path.join(state_root(environ), "cache", name)

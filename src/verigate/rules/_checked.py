@@ -9,7 +9,7 @@ for exactly these fields (``rule.fields``, as canonical JSON) with exactly this 
 ``re`` and ``unicodedata`` decide) and verigate (``CHECKS`` and the version). Only successes are recorded, so
 a pack never seen before, or one whose rule changed by one character, is checked by compiling it, as always.
 
-The record is kept in the per-user cache (``_cache``: ``<state root>/cache/rule-checks/``, one strict JSON
+The record is kept in the per-user cache (``_cache``: ``<state root>/cache/rule-packs/checks/``, one strict JSON
 entry per Python and verigate version, written atomically, ignored when damaged). It only moves *when* a check
 runs, never its outcome: a rule taken from the record is checked in full when it is first used, and a pattern
 that fails then (a record written by something else) raises the same RuleError from the scan, so nothing is
@@ -33,7 +33,8 @@ __all__ = ["CHECKS", "digest", "flush", "prove", "proven"]
 CHECKS = 1
 #: rules a record holds at most (the shipped packs have ~50; a larger record keeps the newest)
 MAX_RECORDED = 4096
-FOLDER = "rule-checks"
+#: beside the parsed packs (whatever may read verigate's own pack cache may read this too), not among them
+FOLDER = "rule-packs/checks"
 
 _lock = threading.Lock()
 #: checked by compiling in this process (whatever the record says)
