@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from redact.embeddings import EMBEDDINGS, TOKENS
 from redact.secret_corpus import SECRET_RULES, near_misses, planted
 from verigate.redact import DEFAULT_PACKS, RulePackRedactor
-from verigate.redact._guards import GUARDS
+from verigate.redact._guards import GUARD_FLAGS, GUARDS
 from verigate.redact._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from verigate.redact._views import views
 from verigate.rules import Prefiltered, RuleSet, TextView, load_pack
@@ -161,6 +161,13 @@ def test_every_guard_is_for_a_shipped_pattern() -> None:
     """A guard is for one exact pattern: when a shipped pattern changes, its guard must be written again."""
     shipped = {item.matcher.pattern.pattern for item in RULESET.compiled if hasattr(item.matcher, "pattern")}
     assert set(GUARDS) <= shipped
+
+
+def test_a_guarded_pattern_sets_no_flag_inline() -> None:
+    """Guards are chosen by a rule's pattern text and its declared flags (no ``flags:``), before the pattern is
+    compiled: that stands for the compiled flags only while no guarded pattern sets a global flag inline."""
+    assert GUARD_FLAGS == 0
+    assert all(re.compile(pattern).flags == re.UNICODE for pattern in GUARDS)
 
 
 #: the characters the guarded patterns are made of, and look-alikes that lower() or NFKC might confuse

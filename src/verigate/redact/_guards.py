@@ -12,11 +12,9 @@ and adversarial text against the pattern itself, and fails when a shipped patter
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["GUARDS"]
 
-#: pattern text -> guard (both for the Python flags ``re.UNICODE`` only, i.e. a pack rule without ``flags``)
+#: pattern text -> guard (both for a pack rule without ``flags``: Python's ``re.UNICODE`` only)
 GUARDS: dict[str, str] = {
     # payment-card-number: a first digit 2-6 not after a digit, dot, comma or hyphen, then 12 more digits
     r"(?P<secret>[2-6](?<![0-9.,-][2-6])[0-9]{3}(?:[ -]?[0-9]){9,15})(?![0-9])":
@@ -72,5 +70,6 @@ GUARDS[_ASSIGNMENT_KEYS + r'''(?P<secret>(?:[A-Za-z0-9+/=_\-.~!@#$%^*]|&(?![A-Za
 GUARDS[_ASSIGNMENT_KEYS + r'''(?P<secret>(?:[A-Za-z0-9+/_\-.~!@#$%^*]|&(?![A-Za-z_][A-Za-z0-9_.\[\]-]*=)){8,}+)'''
        r'''(?==+[A-Za-z0-9+/_\-.~!@#$%^*])'''] = _ASSIGNMENT_HEAD
 
-#: the only flags a guard was written for (a pattern compiled from a str without ``flags:``)
-GUARD_FLAGS = re.UNICODE
+#: the only flags a guard was written for: a rule without ``flags:`` (none of the patterns above sets a global flag
+#: inline, so each compiles with ``re.UNICODE`` alone; ``tests/redact/test_prefilter.py`` checks it)
+GUARD_FLAGS = 0

@@ -29,7 +29,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from ..rules import Match, Prefiltered, RuleSet
+from ..rules import Match, RuleSet
+from ..rules._engine import declared_prefilter
 from ..rules._kinds import RegexMatcher  # a guard is written for a pattern as the regex kind runs it
 from ._guards import GUARD_FLAGS, GUARDS
 
@@ -70,7 +71,7 @@ class RulePrefilter:
         for order, item in enumerate(ruleset.compiled):
             matcher = item.matcher
             # the same test RuleSet uses: a matcher without a declared prefilter always runs
-            keywords = tuple(matcher.prefilter) if isinstance(matcher, Prefiltered) else ()
+            keywords = declared_prefilter(matcher) or ()
             if not keywords:
                 always |= 1 << order
             for keyword in keywords:
@@ -111,9 +112,9 @@ class RulePrefilter:
             guarded: dict[str, int] = {}
             for order, item in enumerate(self.ruleset.compiled):
                 matcher = item.matcher
-                if (type(matcher) is RegexMatcher and matcher.pattern.flags == GUARD_FLAGS
-                        and matcher.pattern.pattern in GUARDS):
-                    guard = GUARDS[matcher.pattern.pattern]
+                # the pattern as written, not compiled: a rule the text never needs is never compiled
+                if type(matcher) is RegexMatcher and matcher.flags == GUARD_FLAGS and matcher.source in GUARDS:
+                    guard = GUARDS[matcher.source]
                     guarded[guard] = guarded.get(guard, 0) | 1 << order
             guard_set, guards = self._build_re2(list(guarded), literal=False)
             if guard_set is not None:

@@ -11,6 +11,7 @@ Views never replace the scan of the original: they only add findings.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ MAX_DECODE_LEVELS = 3
 # (``\x1b``, ``\033``, ``\e``, ``\u001b``, caret notation ``^[``): a colour code written in a string literal still
 # puts a letter right before the token when the literal is shown as text
 _ESC = r"(?:\x1b|\\x1[bB]|\\0?33|\\e|\\u001[bB]|\^\[)"
-_ANSI = re.compile(
+_ANSI = (
     # CSI: parameters, intermediates, one final byte (ECMA-48 5.4)
     rf"(?:{_ESC}\[|\x9b)[\x30-\x3f]{{0,64}}[\x20-\x2f]{{0,8}}[\x40-\x7e]"
     # OSC, DCS, SOS, PM, APC strings up to BEL or ST (ESC and one backslash, or two where the backslash is
@@ -42,10 +43,18 @@ _ANSI = re.compile(
 # spelled with them is the token to whoever reads it
 _HIDDEN = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff"
 _LOOKALIKE = "\uff01-\uff5e\U0001d400-\U0001d7ff"
-_UNICODE = re.compile(f"[{_HIDDEN}]|[{_LOOKALIKE}]+")
-_IS_HIDDEN = re.compile(f"[{_HIDDEN}]")
+_UNICODE = f"[{_HIDDEN}]|[{_LOOKALIKE}]+"
+_IS_HIDDEN = f"[{_HIDDEN}]"
 _ANSI_MARKS = ("\x1b", "\x90", "\x98", "\x9b", "\x9c", "\x9d", "\x9e", "\x9f", "\\x1", "\\033", "\\33", "\\e",
                "\\u001", "^[")
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    """The patterns above, each compiled when a text first needs it: most texts hold no escape, no invisible and
+    no look-alike character, and a process redacting only those never compiles one."""
+    return re.compile(source)
+
 
 _SIMPLE_ESCAPES = {'"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                    "'": "'"}
@@ -55,8 +64,8 @@ _SIMPLE_ESCAPES = {'"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r
 # decoding one layer per round would need n rounds; in a view only for scanning, ``\\n`` read as a line break
 # costs nothing (the original is scanned too). A run starts where no backslash precedes and is taken whole, so a
 # long run costs one pass, not its square.
-_ESCAPE = re.compile(r"(?<!\\)\\++(?:u([dD][89abAB][0-9a-fA-F]{2})\\++u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
-                     r"|([\"/bfnrt']))|%([0-7][0-9a-fA-F])")
+_ESCAPE = (r"(?<!\\)\\++(?:u([dD][89abAB][0-9a-fA-F]{2})\\++u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
+           r"|([\"/bfnrt']))|%([0-7][0-9a-fA-F])")
 
 
 def _decoded(found: re.Match[str]) -> str:
@@ -151,33 +160,34 @@ def _as_seen(view: View, separator: str) -> View | None:
     the ASCII they show (NFKC)."""
     text = view.text
     if _could_hold_ansi(text):
-        view = _derive(view, _ANSI, separator) or view
-    if text.isascii() or _UNICODE.search(view.text) is None:
+        view = _derive(view, _pattern(_ANSI), separator) or view
+    if text.isascii() or _pattern(_UNICODE).search(view.text) is None:
         return None if view.text == text else view
 
     def unicode(found: re.Match[str]) -> str:
         shown = found.group()
-        return separator if _IS_HIDDEN.match(shown) else unicodedata.normalize("NFKC", shown)
+        return separator if _pattern(_IS_HIDDEN).match(shown) else unicodedata.normalize("NFKC", shown)
 
-    return _derive(view, _UNICODE, unicode) or (None if view.text == text else view)
+    return _derive(view, _pattern(_UNICODE), unicode) or (None if view.text == text else view)
 
 
 def _unescaped(view: View) -> View | None:
     text = view.text
     if "\\" not in text and "%" not in text:
         return None
-    return _derive(view, _ESCAPE, _decoded)
+    return _derive(view, _pattern(_ESCAPE), _decoded)
 
 
-_PERCENT = re.compile(r"%[0-7][0-9a-fA-F]")
-_NON_ASCII_CHANGE = re.compile(f"[\x90\x98\x9b-\x9f{_HIDDEN}{_LOOKALIKE}]")
+_PERCENT = r"%[0-7][0-9a-fA-F]"
+_NON_ASCII_CHANGE = f"[\x90\x98\x9b-\x9f{_HIDDEN}{_LOOKALIKE}]"
 
 
 def _may_change(line: str) -> bool:
     """Whether a view could read ``line`` differently: a backslash, an ESC, caret ESC, a percent-escape, a C1
     introducer, an invisible or a look-alike character (substring tests first: they run at memory speed)."""
-    return ("\\" in line or "\x1b" in line or "^[" in line or ("%" in line and _PERCENT.search(line) is not None)
-            or (not line.isascii() and _NON_ASCII_CHANGE.search(line) is not None))
+    return ("\\" in line or "\x1b" in line or "^[" in line
+            or ("%" in line and _pattern(_PERCENT).search(line) is not None)
+            or (not line.isascii() and _pattern(_NON_ASCII_CHANGE).search(line) is not None))
 
 
 def _focus(root: View) -> View | None:

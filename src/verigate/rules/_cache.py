@@ -16,7 +16,8 @@ The cache is never trusted over the YAML:
   (and the entry rewritten);
 * any failure to read or write the folder (read-only home, no space) only means parsing the YAML.
 
-The pack's rules are still compiled and every kind checked by :meth:`RuleSet.compile`, as for a pack just parsed.
+The pack's rules are still checked by :meth:`RuleSet.compile` (every kind and field, every pattern compiled or
+found in the record of rules checked before, see ``_checked``), as for a pack just parsed.
 The trace grader keeps the parsed data of its config file here the same way (``verigate.trace._config``; it is
 still validated against its schema on every load).
 """
@@ -41,11 +42,12 @@ CACHE_FORMAT = 1
 MAX_ENTRY_CHARS = 8 * 1024 * 1024
 
 
-def cache_folder(environ: Mapping[str, str] | None = None) -> str:
-    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root)."""
+def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-packs") -> str:
+    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root);
+    ``name`` another folder beside it (``rule-packs/checks``: see ``_checked``)."""
     from ..selfgate._location import state_root
 
-    return os.path.join(state_root(environ), "cache", "rule-packs")
+    return os.path.join(state_root(environ), "cache", name)
 
 
 def _version() -> str:
@@ -62,14 +64,25 @@ def entry_key(text: str, source: str) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _path(key: str) -> str:
-    return os.path.join(cache_folder(), f"{key}.json")
+def _path(key: str, folder: str) -> str:
+    return os.path.join(cache_folder(name=folder), f"{key}.json")
 
 
-def read_entry(key: str) -> Any:
+def _content(raw: bytes, entry: dict[str, Any], key: str) -> bytes:
+    """The canonical text of the entry's data, whose sha256 it carries: as read, between the parts
+    :func:`write_entry` puts around it (canonical JSON, sorted keys), else written out again (writing a shipped
+    pack's data out again cost as much as reading it)."""
+    head = b'{"content_sha256":' + strict_json.dumps(entry.get("content_sha256")).encode() + b',"data":'
+    tail = f',"format":{strict_json.dumps(CACHE_FORMAT)},"key":{strict_json.dumps(key)}}}'.encode()
+    if len(raw) > len(head) + len(tail) and raw.startswith(head) and raw.endswith(tail):
+        return raw[len(head):len(raw) - len(tail)]
+    return strict_json.dumps(entry["data"]).encode()
+
+
+def read_entry(key: str, *, folder: str = "rule-packs") -> Any:
     """The data of the entry ``key``, or None when there is none or it is damaged in any way (never trusted)."""
     try:
-        with open(_path(key), "rb") as stream:
+        with open(_path(key, folder), "rb") as stream:
             raw = stream.read(MAX_ENTRY_CHARS + 1)
     except OSError:
         return None
@@ -77,15 +90,14 @@ def read_entry(key: str) -> Any:
         entry = strict_json.loads(raw, max_chars=MAX_ENTRY_CHARS)
         if type(entry) is not dict or entry.get("key") != key or entry.get("format") != CACHE_FORMAT:
             return None
-        content = strict_json.dumps(entry["data"])
-        if hashlib.sha256(content.encode()).hexdigest() != entry.get("content_sha256"):
+        if hashlib.sha256(_content(raw, entry, key)).hexdigest() != entry.get("content_sha256"):
             return None  # damaged (or written by something else): ignored
         return entry["data"]
     except Exception:  # any damage means: parse the YAML (the cache can only save time)
         return None
 
 
-def write_entry(key: str, data: Any) -> None:
+def write_entry(key: str, data: Any, *, folder: str = "rule-packs") -> None:
     """Keep ``data`` (plain JSON values) as the entry ``key``, atomically; a failure to write is no error."""
     try:
         content = strict_json.dumps(data)
@@ -93,7 +105,7 @@ def write_entry(key: str, data: Any) -> None:
                                    "data": data, "format": CACHE_FORMAT, "key": key})
     except (TypeError, ValueError):  # a value JSON cannot hold: no entry
         return
-    path = _path(key)
+    path = _path(key, folder)
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         replace_file(path, entry.encode(), mode=0o600)

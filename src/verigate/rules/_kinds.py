@@ -1,18 +1,28 @@
-"""The built-in rule kinds: ``regex`` (tokens, with validators and allow-lists) and ``phrase`` (prose)."""
+"""The built-in rule kinds: ``regex`` (tokens, with validators and allow-lists) and ``phrase`` (prose).
+
+A rule's Python regexes are compiled at its first use (a scan whose keyword test, or the redactor's prefilter,
+selected the rule), not when its pack is loaded: a process pays only for the rules its texts can need. Loading
+still checks every rule as compiling it would (a bad pattern is a RuleError at load); a rule already checked
+by this verigate on this Python skips that compile (see ``_checked``) and is checked in full at first use.
+"""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 import attrs
 
 from .. import _data
+from . import _checked
 from ._pack import Rule
 from ._text import TextView, fold
 from ._validators import Validator, build_validator
+
+_T = TypeVar("_T")
 
 __all__ = ["PhraseKind", "RegexKind", "kind_schema"]
 
@@ -20,14 +30,20 @@ _FLAGS = {"ignorecase": re.IGNORECASE, "multiline": re.MULTILINE, "dotall": re.D
           "ascii": re.ASCII}
 _PRESETS = {
     # ${VAR}, $VAR, {{ x }}, <x>, %(x)s, {x}: configuration templates, not values
-    "templated": re.compile(r"\$\{[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|\{\{.*?\}\}|^<[^<>]+>$|%\([^)]+\)[sd]"
-                            r"|^\{[A-Za-z_][A-Za-z0-9_.]*\}$"),
+    "templated": r"\$\{[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|\{\{.*?\}\}|^<[^<>]+>$|%\([^)]+\)[sd]"
+                 r"|^\{[A-Za-z_][A-Za-z0-9_.]*\}$",
     # values documentation uses in place of a real one ("password1" is not among them: weak is still real)
-    "placeholder": re.compile(r"(?i)^(?:x{4,}|\*{3,}|\.{3,}|-+|_+|0{6,}|changeme|change_me|"
-                              r"dummy\w*|example\w*|placeholder\w*|redacted|none|null|nil|true|false|"
-                              r"your[_-]\w+|my[_-]\w+|insert[_-]\w+|replace[_-]?me\w*|test(?:ing)?|"
-                              r"fake\w*|sample\w*|<[^>]*>)$"),
+    "placeholder": r"(?i)^(?:x{4,}|\*{3,}|\.{3,}|-+|_+|0{6,}|changeme|change_me|"
+                   r"dummy\w*|example\w*|placeholder\w*|redacted|none|null|nil|true|false|"
+                   r"your[_-]\w+|my[_-]\w+|insert[_-]\w+|replace[_-]?me\w*|test(?:ing)?|"
+                   r"fake\w*|sample\w*|<[^>]*>)$",
 }
+
+
+@functools.cache
+def _preset(name: str) -> re.Pattern[str]:
+    """A preset's pattern, compiled when a rule using it is first compiled (not at import)."""
+    return re.compile(_PRESETS[name])
 
 
 def kind_schema(name: str) -> dict[str, Any]:
@@ -43,6 +59,51 @@ def _compile(rule: Rule, field: str, pattern: str, flags: int = 0) -> re.Pattern
         raise rule.error(f"invalid regular expression {pattern!r}: {exc}", field=field) from exc
 
 
+class _Once(Generic[_T]):
+    """A value built at its first use, once, whichever thread asks first (the others wait for it). A build that
+    raises is not kept: every use raises again (a rule that cannot compile never silently matches nothing)."""
+
+    __slots__ = ("_build", "_lock", "_value")
+
+    def __init__(self, build: Callable[[], _T]) -> None:
+        self._build = build
+        self._value: _T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> _T:
+        value = self._value
+        if value is None:
+            with self._lock:
+                value = self._value
+                if value is None:
+                    value = self._value = self._build()
+        return value
+
+    @property
+    def built(self) -> bool:
+        """Whether the value exists (reading this never builds it)."""
+        return self._value is not None
+
+
+def _checked_once(rule: Rule, kind: str, build: Callable[[], _T]) -> _Once[_T]:
+    """``build`` (the load-time checks of a rule that need its patterns compiled, returning them compiled) run now,
+    or at first use when this very rule passed them before (``_checked``); a rule that passed is recorded."""
+    once = _Once(build)
+    rule_digest = _checked.digest(kind, rule.fields)
+    if rule_digest is not None and _checked.proven(rule_digest):
+        return once
+    once.get()  # a bad pattern is a RuleError now, while the pack loads
+    if rule_digest is not None:
+        _checked.prove(rule_digest)
+    return once
+
+
+def _eager(build: Callable[[], _T]) -> _Once[_T]:
+    once = _Once(build)
+    once.get()
+    return once
+
+
 def _line_at(text: str, position: int) -> str:
     start = text.rfind("\n", 0, position) + 1
     end = text.find("\n", position)
@@ -56,15 +117,59 @@ class _Allow:
 
 
 @attrs.frozen
-class RegexMatcher:
-    """A compiled ``regex`` rule."""
+class _RegexParts:
+    """What a ``regex`` rule compiles to: its pattern, the group it reports, its allow-list."""
 
     pattern: re.Pattern[str]
-    keywords: tuple[str, ...]
     group: str | int
-    validators: tuple[Validator, ...]
     allows: tuple[_Allow, ...]
+
+
+def _regex_parts(rule: Rule, flags: int) -> _RegexParts:
+    """Compile a ``regex`` rule's patterns, with every check that needs them compiled."""
+    fields = rule.fields
+    pattern = _compile(rule, "pattern", fields["pattern"], flags)
+    group: str | int = fields.get("group", "secret" if "secret" in pattern.groupindex else 0)
+    if isinstance(group, str) and group not in pattern.groupindex:
+        raise rule.error(f"the pattern has no named group {group!r}", field="group")
+    if pattern.match(""):
+        raise rule.error("the pattern matches the empty string", field="pattern")
+    allows = []
+    for entry in fields.get("allow", ()):
+        if "preset" in entry:
+            allows.append(_Allow(_preset(entry["preset"]), "secret"))
+        else:
+            allows.append(_Allow(_compile(rule, "allow", entry["regex"]), entry.get("target", "secret")))
+    return _RegexParts(pattern, group, tuple(allows))
+
+
+@attrs.frozen
+class RegexMatcher:
+    """A ``regex`` rule, its patterns compiled at first use (``source`` and ``flags`` are what it compiles)."""
+
+    source: str
+    flags: int
+    keywords: tuple[str, ...]
+    validators: tuple[Validator, ...]
+    _parts: _Once[_RegexParts] = attrs.field(eq=False, repr=False, alias="parts")
     line_scoped: bool = False
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return self._parts.get().pattern
+
+    @property
+    def group(self) -> str | int:
+        return self._parts.get().group
+
+    @property
+    def allows(self) -> tuple[_Allow, ...]:
+        return self._parts.get().allows
+
+    @property
+    def compiled(self) -> bool:
+        """Whether its patterns are compiled yet (reading this never compiles them)."""
+        return self._parts.built
 
     @property
     def prefilter(self) -> tuple[str, ...]:
@@ -109,14 +214,16 @@ class RegexMatcher:
                 for span in self._find_in(text, range_start, range_end))
 
     def _find_in(self, text: str, range_start: int, range_end: int) -> Iterator[tuple[int, int]]:
-        for found in self.pattern.finditer(text, range_start, range_end):
-            start, end = found.span(self.group)
+        parts = self._parts.get()
+        group, allows = parts.group, parts.allows
+        for found in parts.pattern.finditer(text, range_start, range_end):
+            start, end = found.span(group)
             if start < 0 or end <= start:
                 continue
             secret = text[start:end]
             if not all(validator(secret) for validator in self.validators):
                 continue
-            if any(self._allowed(allow, found, secret, text) for allow in self.allows):
+            if any(self._allowed(allow, found, secret, text) for allow in allows):
                 continue
             yield start, end
 
@@ -139,28 +246,19 @@ class RegexKind:
         flags = 0
         for name in fields.get("flags", ()):
             flags |= _FLAGS[name]
-        pattern = _compile(rule, "pattern", fields["pattern"], flags)
-        group: str | int = fields.get("group", "secret" if "secret" in pattern.groupindex else 0)
-        if isinstance(group, str) and group not in pattern.groupindex:
-            raise rule.error(f"the pattern has no named group {group!r}", field="group")
-        if pattern.match(""):
-            raise rule.error("the pattern matches the empty string", field="pattern")
-        allows = []
-        for entry in fields.get("allow", ()):
-            if "preset" in entry:
-                allows.append(_Allow(_PRESETS[entry["preset"]], "secret"))
-            else:
-                allows.append(_Allow(_compile(rule, "allow", entry["regex"]), entry.get("target", "secret")))
+        # a subclass may compile differently: only this kind's own checks are known from an earlier process
+        parts = (_checked_once(rule, "regex", functools.partial(_regex_parts, rule, flags)) if type(self) is RegexKind
+                 else _eager(functools.partial(_regex_parts, rule, flags)))
         line_scoped = fields.get("scope", "text") == "line"
         if line_scoped and not fields.get("keywords"):
             raise rule.error("`scope: line` needs keywords: the rule runs on the lines that hold one", field="scope")
         return RegexMatcher(
-            pattern=pattern,
+            source=fields["pattern"],
+            flags=flags,
+            parts=parts,
             line_scoped=line_scoped,
             keywords=tuple(keyword.lower() for keyword in fields.get("keywords", ())),
-            group=group,
             validators=tuple(build_validator(spec) for spec in fields.get("validators", ())),
-            allows=tuple(allows),
         )
 
 
@@ -196,22 +294,49 @@ def phrase_regex(phrase: str) -> str:
 
 @attrs.frozen
 class PhraseMatcher:
-    """A compiled ``phrase`` rule: searches the folded text, reports spans of the original."""
+    """A ``phrase`` rule: searches the folded text, reports spans of the original; its pattern is compiled at
+    first use (a text holding none of its keywords never needs it)."""
 
-    pattern: re.Pattern[str]
     keywords: tuple[str, ...]
+    _pattern: _Once[re.Pattern[str]] = attrs.field(eq=False, repr=False, alias="pattern")
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return self._pattern.get()
+
+    @property
+    def compiled(self) -> bool:
+        """Whether its pattern is compiled yet (reading this never compiles it)."""
+        return self._pattern.built
 
     def find(self, view: TextView) -> Iterator[tuple[int, int]]:
         folded = view.folded
         if self.keywords and not any(keyword in folded for keyword in self.keywords):
             return
-        for found in self.pattern.finditer(folded):
+        for found in self._pattern.get().finditer(folded):
             if found.end() > found.start():
                 yield view.original_span(found.start(), found.end())
 
 
 def _longest_word(phrase: str) -> str:
     return max(fold(phrase).split(), key=len)
+
+
+def _phrase_pattern(rule: Rule) -> re.Pattern[str]:
+    """Compile a ``phrase`` rule's phrases and patterns into one pattern, with every check that needs it."""
+    fields = rule.fields
+    phrases: Sequence[str] = fields.get("phrases", ())
+    patterns: Sequence[str] = fields.get("patterns", ())
+    alternatives = [phrase_regex(phrase) for phrase in phrases if phrase.strip()]
+    for pattern in patterns:
+        _compile(rule, "patterns", pattern, re.IGNORECASE)
+        alternatives.append(pattern)
+    if not alternatives:
+        raise rule.error("no phrase or pattern to match", field="phrases")
+    combined = _compile(rule, "patterns", "|".join(f"(?:{alt})" for alt in alternatives), re.IGNORECASE)
+    if combined.match(""):
+        raise rule.error("a pattern matches the empty string", field="patterns")
+    return combined
 
 
 @attrs.frozen
@@ -224,15 +349,8 @@ class PhraseKind:
         fields = rule.fields
         phrases: Sequence[str] = fields.get("phrases", ())
         patterns: Sequence[str] = fields.get("patterns", ())
-        alternatives = [phrase_regex(phrase) for phrase in phrases if phrase.strip()]
-        for pattern in patterns:
-            _compile(rule, "patterns", pattern, re.IGNORECASE)
-            alternatives.append(pattern)
-        if not alternatives:
-            raise rule.error("no phrase or pattern to match", field="phrases")
-        combined = _compile(rule, "patterns", "|".join(f"(?:{alt})" for alt in alternatives), re.IGNORECASE)
-        if combined.match(""):
-            raise rule.error("a pattern matches the empty string", field="patterns")
+        build = functools.partial(_phrase_pattern, rule)
+        pattern = _checked_once(rule, "phrase", build) if type(self) is PhraseKind else _eager(build)
         keywords: tuple[str, ...]
         if "keywords" in fields:
             keywords = tuple(fold(keyword) for keyword in fields["keywords"])
@@ -240,5 +358,4 @@ class PhraseKind:
             keywords = ()  # a regex has no literal every match must contain: always run
         else:
             keywords = tuple(dict.fromkeys(_longest_word(phrase) for phrase in phrases if phrase.strip()))
-        return PhraseMatcher(combined, keywords)
-
+        return PhraseMatcher(keywords, pattern)
