@@ -151,3 +151,42 @@ def test_the_fast_path_is_taken_for_the_common_lines() -> None:
 ])
 def test_lines_msgspec_would_read_differently_take_the_plain_path(text: str) -> None:
     assert _fast.claude_events(Transcript("x.jsonl", _claude_line), 1, text) is None
+
+
+
+def _nested(kinds: str, depth: int) -> str:
+    value = '"y"'
+    for level in range(depth):
+        value = f"[{value}]" if kinds[level % len(kinds)] == "[" else f'{{"k": {value}}}'
+    return value
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 3 * sys.get_int_max_str_digits() + 9), st.sampled_from([0, 1]), st.sampled_from([0, 1, 7]),
+       st.sampled_from(["[", "{", "[{"]), st.integers(0, 20))
+def test_a_long_integer_anywhere_in_a_long_line_takes_the_plain_path(offset: int, longer: int, digits_before: int,
+                                                                     kinds: str, depth: int) -> None:
+    # the guard reads long lines sparsely (digits every few thousand characters, brackets one by one up to a few):
+    # wherever the integer starts and whatever comes before it, the fast path never takes a line json.loads
+    # refuses, and gives what the plain path gives
+    limit = sys.get_int_max_str_digits()
+    text = ('{"type": "progress", "pad": "' + "a" * offset + "1" * digits_before + '", "n": '
+            + _nested(kinds, depth) + ', "x": ' + "7" * (limit + longer)
+            + ', "type": "user", "message": {"content": "hi"}}\n')
+    fast = _fast.claude_events(Transcript("x.jsonl", _claude_line), 1, text)
+    if fast is not None:
+        assert _json_accepts(text)
+    assert _outcome(text, fast=True) == _outcome(text, fast=False)
+    assert (fast is None) == bool(longer)  # an integer json.loads still reads is no reason to leave the fast path
+
+
+@pytest.mark.parametrize("kinds", ["[", "{", "[{"])
+@pytest.mark.parametrize("depth", [7, 8, 9, 60, 249, 250, 400, 2000])
+def test_nesting_is_counted_however_the_brackets_mix(kinds: str, depth: int) -> None:
+    text = ('{"type": "user", "pad": "' + "b" * 600 + '", "n": ' + _nested(kinds, depth)
+            + ', "message": {"content": "hi"}}\n')
+    fast = _fast.claude_events(Transcript("x.jsonl", _claude_line), 1, text)
+    if fast is not None:
+        assert _json_accepts(text)
+    assert _outcome(text, fast=True) == _outcome(text, fast=False)
+    assert (fast is None) == (depth + 2 >= sys.getrecursionlimit() // 4)  # the line's own braces count too

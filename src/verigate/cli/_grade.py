@@ -167,7 +167,6 @@ def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
         grade_many,
         load_trace_config,
         redact_report,
-        render_html,
         render_junit,
         render_sarif,
         render_text,
@@ -204,6 +203,8 @@ def _grade(args: argparse.Namespace, chosen: list[Source]) -> int:
     if args.sarif:
         _write(args.sarif, json.dumps(render_sarif(report), indent=2, ensure_ascii=False) + "\n")
     if args.html:
+        from ..trace import render_html  # the HTML module only when asked for
+
         _write(args.html, render_html(report))
     if args.json:
         print(json.dumps(to_json(report), indent=2, ensure_ascii=False))

@@ -12,57 +12,102 @@ puts Ray tasks behind the ``concurrent.futures.Executor`` interface.
 
 from __future__ import annotations
 
-from .._face import present as _present
-from ._builtin import BUILTIN_RULES
-from ._config import (
-    DEFAULTS,
-    ForbiddenTool,
-    Grounding,
-    OrderOptions,
-    RetryStormOptions,
-    TraceConfig,
-    TrajectoryJudgeConfig,
-    build_trace_config,
-    load_trace_config,
-)
-from ._grade import DEFAULT_KEEP_STEPS, Source, grade, grade_events, grade_many, rule_registry, run_verdict
-from ._grounding import normalize_path
-from ._html import render_html
-from ._judge import judge_axis, judge_trajectory
-from ._model import (
-    Flag,
-    GradeReport,
-    JudgeAxis,
-    PassHatK,
-    Run,
-    RunResult,
-    RunVerdict,
-    Severity,
-    Step,
-    TaskResult,
-    TaskStatus,
-)
-from ._parsers import (
-    Format,
-    RunEnd,
-    RunEvent,
-    RunStart,
-    RunStep,
-    detect_format,
-    load_runs,
-    parse,
-    parse_audit,
-    parse_claude_code,
-    parse_codex,
-    parse_traces,
-)
-from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
-from ._ray import RayExecutor
-from ._redact import PathDisplay, redact_report, report_egress
-from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
-from ._rules import RuleChecker, TraceRule, error_signature
-from ._selftest import run_self_test
-from ._stream import GradeTally, SourceGrade, StreamSummary, expand_transcripts, grade_each
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .._face import present_one
+
+if TYPE_CHECKING:
+    from ._builtin import BUILTIN_RULES
+    from ._config import (
+        DEFAULTS,
+        ForbiddenTool,
+        Grounding,
+        OrderOptions,
+        RetryStormOptions,
+        TraceConfig,
+        TrajectoryJudgeConfig,
+        build_trace_config,
+        load_trace_config,
+    )
+    from ._grade import DEFAULT_KEEP_STEPS, Source, grade, grade_events, grade_many, rule_registry, run_verdict
+    from ._grounding import normalize_path
+    from ._html import render_html
+    from ._judge import judge_axis, judge_trajectory
+    from ._model import (
+        Flag,
+        GradeReport,
+        JudgeAxis,
+        PassHatK,
+        Run,
+        RunResult,
+        RunVerdict,
+        Severity,
+        Step,
+        TaskResult,
+        TaskStatus,
+    )
+    from ._parsers import (
+        Format,
+        RunEnd,
+        RunEvent,
+        RunStart,
+        RunStep,
+        detect_format,
+        load_runs,
+        parse,
+        parse_audit,
+        parse_claude_code,
+        parse_codex,
+        parse_traces,
+    )
+    from ._passk import pass_at_k, pass_hat_k, suite_pass_hat_k, task_results
+    from ._ray import RayExecutor
+    from ._redact import PathDisplay, redact_report, report_egress
+    from ._reports import github_annotations, github_summary, render_junit, render_sarif, render_text, to_json
+    from ._rules import RuleChecker, TraceRule, error_signature
+    from ._selftest import run_self_test
+    from ._stream import GradeTally, SourceGrade, StreamSummary, expand_transcripts, grade_each
+
+# Names load on first use: a grading process needs the grader, its models and the report formats it writes, not
+# the judge axis (asyncio, the judge package) unless the config turns it on, nor the HTML, JUnit/SARIF (XML), Ray,
+# folder or self-test modules (docs/trace-grader.md, "Start-up").
+_HOMES = {
+    "_builtin": ("BUILTIN_RULES",),
+    "_config": ("DEFAULTS", "ForbiddenTool", "Grounding", "OrderOptions", "RetryStormOptions", "TraceConfig",
+        "TrajectoryJudgeConfig", "build_trace_config", "load_trace_config"),
+    "_grade": ("DEFAULT_KEEP_STEPS", "Source", "grade", "grade_events", "grade_many", "rule_registry", "run_verdict"),
+    "_grounding": ("normalize_path",),
+    "_html": ("render_html",),
+    "_judge": ("judge_axis", "judge_trajectory"),
+    "_model": ("Flag", "GradeReport", "JudgeAxis", "PassHatK", "Run", "RunResult", "RunVerdict", "Severity", "Step",
+        "TaskResult", "TaskStatus"),
+    "_parsers": ("Format", "RunEnd", "RunEvent", "RunStart", "RunStep", "detect_format", "load_runs", "parse",
+        "parse_audit", "parse_claude_code", "parse_codex", "parse_traces"),
+    "_passk": ("pass_at_k", "pass_hat_k", "suite_pass_hat_k", "task_results"),
+    "_ray": ("RayExecutor",),
+    "_redact": ("PathDisplay", "redact_report", "report_egress"),
+    "_reports": ("github_annotations", "github_summary", "render_junit", "render_sarif", "render_text", "to_json"),
+    "_rules": ("RuleChecker", "TraceRule", "error_signature"),
+    "_selftest": ("run_self_test",),
+    "_stream": ("GradeTally", "SourceGrade", "StreamSummary", "expand_transcripts", "grade_each"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    present_one(value, __name__, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
+
 
 __all__ = [
     "BUILTIN_RULES",
@@ -134,4 +179,3 @@ __all__ = [
     "to_json",
 ]
 
-_present(globals(), __name__)

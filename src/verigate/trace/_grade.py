@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._config import RedactionConfig
 from .._errors import PluginError
 from .._plugins import merged_registry
 from .._telemetry import GRADE_MANY, GRADE_SOURCE, AttributeValue, Scope, Telemetry, telemetry_of
@@ -22,6 +20,11 @@ from ._model import Flag, GradeReport, Run, RunResult, RunVerdict, Step
 from ._parsers import AUDIT_NOTE, TRANSCRIPT_NOTE, Format, RunEnd, RunEvent, RunStart, RunStep, parse
 from ._passk import suite_pass_hat_k, task_results
 from ._rules import RuleChecker, TraceRule
+
+if TYPE_CHECKING:
+    import concurrent.futures
+
+    from .._config import RedactionConfig
 
 __all__ = ["DEFAULT_KEEP_STEPS", "Source", "grade", "grade_events", "grade_many", "rule_registry", "run_verdict"]
 

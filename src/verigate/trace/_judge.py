@@ -1,23 +1,28 @@
-"""The agent-as-judge axis: off and never called until the config enables it and says ``verified: true``."""
+"""The agent-as-judge axis: off and never called until the config enables it and says ``verified: true``.
+
+Every grading asks for the axis and most find it off: the judge package and asyncio are imported once the axis
+is on, not to be told "off".
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._config import RedactionConfig
 from .._errors import ConfigError, JudgeError
 from .._models import Candidate, ToolObservation, Verdict
 from .._plugins import merged_registry
-from ..judge import JudgeConfig, JudgeEngine, JudgeRequest
-from ..redact._egress import Egress
-from ._config import TraceConfig
 from ._manager import grading_manager
 from ._model import JudgeAxis, RunResult
 from ._redact import report_egress
+
+if TYPE_CHECKING:
+    from .._config import RedactionConfig
+    from ..judge import JudgeConfig, JudgeEngine
+    from ..redact._egress import Egress
+    from ._config import TraceConfig
 
 __all__ = ["judge_axis", "judge_trajectory"]
 
@@ -31,6 +36,8 @@ def _disabled_reason(config: TraceConfig) -> str | None:
 
 
 def _judge_config(config: TraceConfig) -> JudgeConfig:
+    from ..judge import JudgeConfig
+
     section = config.judge
     return JudgeConfig(engine=section.engine, client=section.client, model=section.model, base_url=section.base_url,
                        api_key_env=section.api_key_env, trust=section.trust, timeout_s=section.timeout_s,
@@ -56,6 +63,8 @@ def _trajectory_candidate(result: RunResult, rubric: Sequence[str]) -> Candidate
 async def judge_trajectory(result: RunResult, engine: JudgeEngine, egress: Egress, config: TraceConfig) -> Verdict:
     """One judge call on one run's trajectory (redacted first); a judge failure is a verification error, never
     a pass."""
+    from ..judge import JudgeRequest
+
     judge_config = _judge_config(config)
     try:
         # redacted before it leaves the process; the personal-data flag is settled from the redactors' findings
@@ -99,6 +108,8 @@ def judge_axis(results: Sequence[RunResult], config: TraceConfig, *, plugins: It
     reason = _disabled_reason(config)
     if reason is not None:
         return JudgeAxis("disabled", reason), tuple(results)
+    import asyncio
+
     engine, egress = _engine(config, plugins, client, redaction)
 
     async def judge_all() -> list[Verdict | None]:

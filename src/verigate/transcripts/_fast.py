@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,29 +42,69 @@ __all__ = ["AVAILABLE", "claude_events", "claude_reader"]
 #: their start-up path and read no transcript in most decisions
 AVAILABLE = importlib.util.find_spec("msgspec") is not None
 
-#: digits mapped to "0" and "{" to "[", so that one search finds a long digit run and one count the brackets
-_FOLD = bytes.maketrans(b"123456789{", b"000000000[")
+#: brackets looked up one by one (``str.find`` is a memchr) before both are counted (``str.count`` reads every
+#: character, several times slower on a long line, and most lines hold a handful of brackets)
+_FEW_BRACKETS = 8
+#: the ASCII digits from a position on (``str.isdigit`` would take other scripts' digits too)
+_ASCII_DIGITS = re.compile(r"[0-9]*")
 
 
 class _Guard:
-    """Says which lines msgspec could read differently from ``json.loads`` (bounds read once per transcript)."""
+    """Says which lines msgspec could read differently from ``json.loads`` (bounds read once per transcript).
+
+    Most lines are long (tool outputs, thinking signatures), so each test reads them sparsely: brackets are looked
+    for one by one and counted only on a line holding many; digits are sampled every ``run`` characters (a run of
+    ``run`` digits covers exactly one such position), and only the run through a sampled digit is measured.
+    """
 
     def __init__(self) -> None:
         digits = sys.get_int_max_str_digits()
         #: a digit run this long is an integer Python refuses to convert (0: no such limit)
-        self.digits = b"0" * (digits + 1) if digits > 0 else b""
+        self.run = digits + 1 if digits > 0 else 0
         #: this many brackets could nest near the recursion limit, where the two decoders stop at different depths
         self.brackets = max(sys.getrecursionlimit() // 4, 1)
+        #: fewer than this many of each bracket cannot add up to ``brackets``
+        self.few = min(_FEW_BRACKETS, self.brackets // 2)
         #: a shorter line can hold neither
-        self.shortest = min(len(self.digits) or sys.maxsize, 2 * self.brackets)
+        self.shortest = min(self.run or sys.maxsize, 2 * self.brackets)
 
     def plain(self, text: str | bytes) -> bool:
         if type(text) is not str:
             return True  # a line of the binary fallback (the file is not all UTF-8): the plain path decodes it
         if len(text) < self.shortest:
             return False
-        folded = text.encode("utf-8", "surrogatepass").translate(_FOLD)
-        return (bool(self.digits) and self.digits in folded) or folded.count(b"[") >= self.brackets
+        if not _few_brackets(text, self.few) and text.count("[") + text.count("{") >= self.brackets:
+            return True
+        return bool(self.run) and len(text) >= self.run and self._digit_run(text)
+
+    def _digit_run(self, text: str) -> bool:
+        run = self.run
+        for index in range(0, len(text), run):
+            if "0" <= text[index] <= "9":
+                # the run through ``index`` is long enough when the digits it lacks after ``index`` come before it
+                found = _ASCII_DIGITS.match(text, index)
+                before = run - ((found.end() if found is not None else index) - index)
+                if before <= 0:
+                    return True
+                if index >= before:
+                    lead = text[index - before:index]
+                    if lead.isascii() and lead.isdigit():
+                        return True
+        return False
+
+
+def _few_brackets(text: str, most: int) -> bool:
+    """True when ``text`` holds fewer than ``most`` of "[" and fewer than ``most`` of "{"."""
+    find = text.find
+    for bracket in "[{":
+        at = -1
+        for _ in range(most):
+            at = find(bracket, at + 1)
+            if at < 0:
+                break
+        else:
+            return False
+    return True
 
 
 @functools.cache
