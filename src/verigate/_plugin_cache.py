@@ -3,11 +3,16 @@
 ``importlib.metadata.entry_points`` reads and parses the entry points of every installed distribution, on every
 Gate and in every hook process. Its answer changes only when what is installed changes, so it is kept — in this
 process, and in a small file in the per-user state folder shared by the next processes — under a fingerprint of
-everything discovery reads: each ``sys.path`` entry with its modification time, and in each, every
-``*.dist-info`` / ``*.egg-info`` name with its ``entry_points.txt`` time and size. Any doubt means a fresh
-discovery: a different fingerprint, an unreadable or malformed file, a finder other than the standard path finder
-that could provide distributions, or a timestamp too recent to trust (a change within the file system's
-timestamp granularity could hide behind it, as git's "racy" index entries do). Writing the file is best effort.
+everything discovery reads: each ``sys.path`` entry, and in each folder every ``*.dist-info`` / ``*.egg-info``
+name with its ``entry_points.txt`` time and size (an entry that cannot be listed, a zip file, by its own
+modification time). Any doubt means a fresh discovery: a different fingerprint, an unreadable or malformed file,
+a finder other than the standard path finder that could provide distributions, or a timestamp too recent to trust
+(a change within the file system's timestamp granularity could hide behind it, as git's "racy" index entries do).
+Writing the file is best effort.
+
+When the file answers, ``importlib.metadata`` is not imported at all (with the ``email``, ``zipfile`` and
+``csv`` modules it pulls in, tens of milliseconds of every hook process): :meth:`Found.load` imports an entry
+point's module itself, the way ``EntryPoint.load`` does.
 """
 
 # os rather than pathlib: this runs at every hook process's start
@@ -15,10 +20,11 @@ timestamp granularity could hide behind it, as git's "racy" index entries do). W
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.machinery
-import importlib.metadata as metadata
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -36,6 +42,9 @@ _FORMAT = 1
 #: timestamps closer to now than this are not trusted to reveal a change (coarse file-system clocks)
 _RACY_S = 2.0
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
+#: an entry point's object reference, ``module.path:attr.path [extras]``, as the entry-point specification (and
+#: ``importlib.metadata.EntryPoint``) reads it
+_OBJECT_REFERENCE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
 
 @attrs.frozen
@@ -46,8 +55,17 @@ class Found:
     value: str
     distribution: tuple[str, str] | None
 
-    def entry_point(self, group: str) -> metadata.EntryPoint:
-        return metadata.EntryPoint(name=self.name, value=self.value, group=group)
+    def load(self) -> object:
+        """The object the entry point names, as ``EntryPoint.load`` finds it: the module imported, then each
+        attribute of the path in turn. Every failure raises (ValueError for a reference that is not one)."""
+        match = _OBJECT_REFERENCE.match(self.value)
+        if match is None:
+            raise ValueError(f"{self.value!r} is not an object reference (module.path:attr.path)")
+        loaded: object = importlib.import_module(match.group("module"))
+        for attribute in (match.group("attr") or "").split("."):
+            if attribute:
+                loaded = getattr(loaded, attribute)
+        return loaded
 
 
 def _sha256_hex(data: bytes) -> str:
@@ -75,8 +93,6 @@ def fingerprint() -> tuple[str, bool] | None:
         except OSError:
             parts.append(f"{entry}\0-")
             continue
-        newest = max(newest, stat.st_mtime_ns)
-        parts.append(f"{entry}\0{os.path.abspath(folder)}\0{stat.st_mtime_ns}")
         try:
             with os.scandir(folder) as listing:
                 lowered = {item.name: item.name.lower() for item in listing}
@@ -84,7 +100,12 @@ def fingerprint() -> tuple[str, bool] | None:
             names = sorted(name for name, low in lowered.items() if low.endswith(_METADATA_SUFFIXES))
             eggs = any(low.endswith(".egg") for low in lowered.values())
         except OSError:  # a zip file or an unreadable folder: its own time stands for its content
+            newest = max(newest, stat.st_mtime_ns)
+            parts.append(f"{entry}\0{os.path.abspath(folder)}\0{stat.st_mtime_ns}")
             continue
+        # a listed folder is its metadata names (below), not its own time: that changes with every file created
+        # or renamed in it, and the working folder (sys.path[0] of ``python -m`` / ``-c``) is a project's root
+        parts.append(f"{entry}\0{os.path.abspath(folder)}\0listed")
         if eggs:  # metadata inside an .egg folder is not covered: discover
             return None
         for name in names:
@@ -121,6 +142,8 @@ def discover(group: str) -> tuple[Found, ...]:
 
 
 def _fresh(group: str) -> tuple[Found, ...]:
+    import importlib.metadata as metadata  # a cache hit does without it (see the docstring)
+
     found = []
     for point in metadata.entry_points(group=group):
         dist = (point.dist.name, point.dist.version) if point.dist is not None else None

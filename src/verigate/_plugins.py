@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
-import importlib.metadata as metadata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -87,7 +87,7 @@ class Handler:
 
 def _load_entry_point(found: Found) -> object:
     try:
-        return found.entry_point(ENTRY_POINT_GROUP).load()
+        return found.load()
     except Exception as exc:  # any failure to import a plug-in must stop the load, loudly
         dist = found.distribution[0] if found.distribution is not None else "unknown distribution"
         raise PluginError(
@@ -228,7 +228,12 @@ def plugin_infos(manager: PluginManager) -> list[PluginInfo]:
     return infos
 
 
+@functools.cache
 def _core_version() -> str:
+    """The installed core's version, read from its metadata (once: ``importlib.metadata`` and the read cost tens
+    of ms, and a process that loads its plug-ins through the entry points never asks)."""
+    import importlib.metadata as metadata
+
     try:
         return metadata.version(CORE_DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import importlib.metadata as metadata
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from verigate import _plugin_cache
 from verigate._plugin_cache import CACHE_ENV, Found, discover
@@ -87,10 +90,29 @@ def test_an_edited_entry_points_file_is_read_again(site: Path) -> None:
 def test_a_recent_change_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              _private_state_home: Path) -> None:
     folder = tmp_path / "recent"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))  # modified just now: inside the racy window
+    dist_info = folder / "verigate_recent_probe-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: verigate_recent_probe\nVersion: 1.0\n",
+                                        encoding="utf-8")
+    # written just now: inside the racy window, an edit of the same size could still hide behind its time
+    (dist_info / "entry_points.txt").write_text("[verigate]\nrecent = verigate_recent_module\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
     assert discover(GROUP) == _fresh()
+    assert "recent" in {item.name for item in discover(GROUP)}
     assert _files(_private_state_home) == [] and not _plugin_cache._memory
+
+
+def test_files_that_are_no_distribution_do_not_change_the_fingerprint(site: Path) -> None:
+    # the working folder is on sys.path (python -m / -c) and changes all the time: only its metadata names count
+    before = _plugin_cache.fingerprint()
+    (site / "notes.txt").write_text("an agent's edit\n", encoding="utf-8")
+    (site / "package").mkdir()
+    after = _plugin_cache.fingerprint()
+    assert before is not None and after is not None
+    assert after == before and after[1]  # the same print, and still trusted although the folder changed now
+    _install(site, "probe_two = verigate_probe_two_module\n", name="verigate_cache_probe_two")
+    moved = _plugin_cache.fingerprint()
+    assert moved is not None and moved[0] != before[0]
 
 
 def test_a_malformed_or_foreign_file_means_a_fresh_discovery(site: Path, _private_state_home: Path) -> None:
@@ -123,3 +145,44 @@ def test_metadata_folders_match_in_any_case_and_eggs_are_not_trusted(tmp_path: P
     assert before is not None and after is not None and before[0] != after[0]
     (tmp_path / "Bar-1.0-py3.11.egg").mkdir()  # an egg keeps its metadata in EGG-INFO: never cached
     assert _plugin_cache.fingerprint() is None
+
+
+#: loads every installed plug-in in a fresh process and says whether the distributions' metadata was read
+_LOAD_PROBE = ("import sys; from verigate._plugins import create_manager; create_manager(); "
+               "print('importlib.metadata' in sys.modules)")
+
+
+def test_a_remembered_discovery_reads_no_metadata_in_the_next_process(tmp_path: Path,
+                                                                       _private_state_home: Path) -> None:
+    # a hook process started in a project whose files the agent keeps changing (its folder is sys.path[0])
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}
+    answers = []
+    for edit in ("first.py", "second.py"):
+        done = subprocess.run([sys.executable, "-c", _LOAD_PROBE], cwd=project, env=env, capture_output=True,
+                              text=True, check=False, timeout=120)
+        assert done.returncode == 0, done.stderr
+        answers.append(done.stdout.split()[-1])
+        (project / edit).write_text("print('edited')\n", encoding="utf-8")
+    assert answers == ["True", "False"]  # discovered once, then remembered (importlib.metadata never imported)
+
+
+_MODULES = ("json", "os.path", "verigate", "verigate.hookspecs", "no_such_verigate_module", "json.decoder")
+_ATTRIBUTES = ("", "loads", "JSONDecoder", "join", "hookimpl", "__name__", "missing", "JSONDecoder.decode",
+               "hookimpl.project_name", "__class__.__name__")
+
+
+@given(module=st.sampled_from(_MODULES), attribute=st.sampled_from(_ATTRIBUTES),
+       spacing=st.sampled_from(["", " ", "  "]), extras=st.sampled_from(["", "[fast]", " [a, b]"]),
+       garbage=st.sampled_from(["", "", "-x", ":", "a b"]))
+def test_loading_an_entry_point_finds_what_importlib_metadata_finds(module: str, attribute: str, spacing: str,
+                                                                    extras: str, garbage: str) -> None:
+    value = f"{module}{spacing}:{spacing}{attribute}{extras}{garbage}" if attribute else f"{module}{extras}{garbage}"
+    try:
+        expected: object = metadata.EntryPoint(name="probe", value=value, group=GROUP).load()
+    except Exception:  # the oracle refuses it (any exception): so must the cache's loader
+        with pytest.raises(Exception):  # noqa: B017 (the kind may differ; refusing is what counts)
+            Found("probe", value, None).load()
+        return
+    assert Found("probe", value, None).load() == expected  # the same object (a name made afresh: equal)

@@ -8,15 +8,17 @@ import functools
 import ipaddress
 import os
 import queue
-import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from .. import _json as strict_json
 from .._errors import ConfigError, JudgeError
 from ._base import MAX_JUDGE_TIMEOUT_S, JudgeConfig
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = [
     "DEFAULT_MAX_REPLY_BYTES",
@@ -208,5 +210,10 @@ class _Carried(Exception):
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """One verifying TLS context per process: building one loads the CA store, which costs ~100 ms each time."""
+    """One verifying TLS context per process: building one loads the CA store, which costs ~50-100 ms each time.
+
+    Built at the first HTTPS call, never for a plain-HTTP server (a model on this machine or the local network),
+    so ``ssl`` is imported here too."""
+    import ssl
+
     return ssl.create_default_context()

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verigate import JudgeError
 from verigate.judge import (
@@ -31,6 +31,9 @@ from verigate.judge import (
     require_model,
     tls_context,
 )
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["DEFAULT_KEY_ENV", "AnthropicClient"]
 
@@ -77,6 +80,17 @@ class AnthropicClient:
             return LOCAL_PLACEHOLDER_KEY
         raise JudgeError("missing_judge_key", f"the judge needs an API key in ${self.key_env}")
 
+    def _verify(self) -> ssl.SSLContext:
+        """The TLS context for this call's server: the process's verifying one for https (the SDK's default base
+        URL included), built at the first https call since it loads the CA store (~50 ms). A plain-HTTP server (a
+        model on this machine) gets a verifying context with no CA at all: httpx builds a context for every
+        client, and should a TLS connection happen anyway, no certificate verifies, so it fails closed."""
+        if (self.base_url or "https:").split(":", 1)[0].lower() == "https":
+            return tls_context()
+        import ssl
+
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED and check_hostname are its defaults
+
     def _forced_tool(self, request: ChatRequest) -> bool:
         return self.structured_output and request.response_schema is not None
 
@@ -117,7 +131,7 @@ class AnthropicClient:
             timeout=timeout_s,
             max_retries=self.max_retries,
             # a fresh client per call (it is bound to the running event loop) sharing one TLS context
-            http_client=sdk.DefaultAsyncHttpxClient(verify=tls_context()),
+            http_client=sdk.DefaultAsyncHttpxClient(verify=self._verify()),
         )
         errors = mapped_sdk_errors(timeout_s, timeout=sdk.APITimeoutError, status=sdk.APIStatusError,
                                    connection=sdk.APIConnectionError, base=sdk.AnthropicError)

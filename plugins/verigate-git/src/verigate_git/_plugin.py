@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verigate import Candidate, StageContext, Strengthen, ToolObservation, hookimpl, priority
-
-from ._claims import ClaimPack, Claims, default_pack
-from ._state import RequestBaseline, advance
+from verigate import hookimpl, priority
 
 if TYPE_CHECKING:
+    from verigate import Candidate, StageContext, Strengthen, ToolObservation
+
+    from ._claims import ClaimPack, Claims
     from ._repo import RepoView
+    from ._state import RequestBaseline
 
 __all__ = ["REPOSITORY_ENV_VARS", "GitClaims"]
 
@@ -49,6 +50,9 @@ class GitClaims:
 
     @functools.cached_property
     def pack(self) -> ClaimPack:
+        # imported here, not at load: the claim pack is verigate's rule engine over a YAML pack
+        from ._claims import ClaimPack, default_pack
+
         if isinstance(self._claims, ClaimPack):
             return self._claims
         return default_pack(self._claims or os.environ.get(CLAIMS_ENV_VAR) or None)
@@ -75,6 +79,10 @@ class GitClaims:
         view, cwd = self.repository(context)
         if view is None:
             return None
+        from verigate import Strengthen
+
+        from ._state import advance
+
         baseline = advance(view.root, candidate.session_id, candidate.request, candidate.attempt, view.head)
         misses = check_claims(claims, view, baseline, candidate.tool_calls, cwd)
         if not misses:

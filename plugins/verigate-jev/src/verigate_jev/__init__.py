@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verigate import hookimpl
 
-from ._client import JevClient
+if TYPE_CHECKING:
+    from verigate.judge import JudgeConfig
+
+    from ._client import JevClient
 
 __all__ = ["JevClient"]
 
 
+def _make_client(config: JudgeConfig) -> JevClient:
+    # the client (and http.client, which it speaks) is imported when a judge really uses it: every hook process
+    # and Gate loads every installed plug-in, most never call Jev
+    from ._client import JevClient
+
+    return JevClient(config)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "JevClient":
+        from ._client import JevClient
+
+        return JevClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @hookimpl
 def verigate_model_clients() -> Mapping[str, Any]:
-    return {"jev": JevClient}
+    return {"jev": _make_client}

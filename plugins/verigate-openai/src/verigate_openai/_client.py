@@ -91,7 +91,12 @@ def _post(url: str, body: bytes, headers: dict[str, str], timeout_s: float, limi
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:
             return None  # the 3xx surfaces as an HTTPError, so judge_http_3xx
 
-    opener = request_module.build_opener(NoRedirects, request_module.HTTPSHandler(context=tls_context()))
+    handlers: list[Any] = [NoRedirects]
+    # the verifying context (it loads the CA store: ~50 ms) only for an https server; a plain-HTTP one (a model on
+    # this machine) never makes a TLS connection, redirects being refused
+    if url.split(":", 1)[0].lower() == "https":
+        handlers.append(request_module.HTTPSHandler(context=tls_context()))
+    opener = request_module.build_opener(*handlers)
     request = request_module.Request(url, data=body, headers=headers, method="POST")
     try:
         response = opener.open(request, timeout=timeout_s)
