@@ -29,6 +29,9 @@ PLUGINS_ONLY = "from verigate._plugins import create_manager; create_manager()"
 #: the project's gate as the hook builds it: plug-ins, the judge's model client, redaction packs, the store
 OPEN_GATE = ("from pathlib import Path; from verigate.hooks._stop_project import open_gate; "
              "open_gate(Path({project!r})).close()")
+#: the hook's transcript read alone (imports included): the whole file forward, and from its end back to the request
+READ_FORWARD = "from verigate.transcripts import last_turn; last_turn({path!r})"
+READ_FROM_END = "from verigate.transcripts._tail import latest_turn_from_end; latest_turn_from_end({path!r})"
 #: a long session: many turns before the one that is judged (the transcript is streamed once)
 EARLIER_TURNS = 150
 TOOLS = tuple(
@@ -68,6 +71,8 @@ def main(runs: int = 5) -> None:
         plugins = _median_wall([sys.executable, "-c", PLUGINS_ONLY], runs, env=env)
         open_gate = _median_wall([sys.executable, "-c", OPEN_GATE.format(project=str(project))], runs, env=env)
         full = _median_wall(hook, runs, stdin=payload, env=env)
+        forward = _median_wall([sys.executable, "-c", READ_FORWARD.format(path=str(transcript))], runs, env=env)
+        from_end = _median_wall([sys.executable, "-c", READ_FROM_END.format(path=str(transcript))], runs, env=env)
         lines = sum(1 for _ in transcript.open(encoding="utf-8"))
     print(f"transcript: {lines} lines, {transcript.name}; judge: loopback OpenAI-compatible, answers at once")
     print(f"{'python -c pass':<48} {baseline * 1000:8.1f} ms   1.0x")
@@ -75,6 +80,9 @@ def main(runs: int = 5) -> None:
     print(f"{'load every installed plug-in (entry points)':<48} {plugins * 1000:8.1f} ms  {plugins / baseline:4.1f}x")
     print(f"{'open the project gate (+ judge client, redaction)':<48} {open_gate * 1000:8.1f} ms  "
           f"{open_gate / baseline:4.1f}x")
+    print(f"{'read the latest turn: whole file, forward':<48} {forward * 1000:8.1f} ms  {forward / baseline:4.1f}x")
+    print(f"{'read the latest turn: from the end (the hook)':<48} {from_end * 1000:8.1f} ms  "
+          f"{from_end / baseline:4.1f}x")
     print(f"{'verigate hook claude-code stop (whole run)':<48} {full * 1000:8.1f} ms  {full / baseline:4.1f}x")
     print(f"medians of {runs} runs each")
 

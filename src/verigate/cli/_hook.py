@@ -4,17 +4,20 @@ The watchdog is armed before the hook's module is imported: whatever the input d
 configuration, the transcript, a plug-in, stdin that never ends, a regular expression that never returns), the
 host gets the fail-closed answer below before its own timeout would let the action through. On POSIX the hook
 runs in a forked child supervised by the original process (see ``hooks._protocol.supervise``); elsewhere a
-watchdog thread alone answers, which cannot interrupt C code that holds the GIL.
+watchdog thread alone answers, which cannot interrupt C code that holds the GIL. The forked child ends without
+tearing the interpreter down once its answer is written (``end_child``): the host waits for the process to end.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
 import os
 import sys
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ..hooks._protocol import DEADLINE_ENV, HookAnswer, arm_watchdog, run_hook, supervise, watchdog_deadline_s
 
@@ -63,7 +66,8 @@ def main(argv: Sequence[str]) -> int:
     seconds = watchdog_deadline_s("stop" if event in STOP_EVENTS else "tool")
     # a supervising parent process can stop even C code that holds the GIL; fork only a single-threaded process
     # (another thread's locks would be copied held into the child)
-    if hasattr(os, "fork") and threading.active_count() == 1:
+    forked = hasattr(os, "fork") and threading.active_count() == 1
+    if forked:
         supervise(seconds, lambda reason: fail_closed_answer(host, event, reason))  # returns in the child only
     else:
         arm_watchdog(seconds, deadline_answer(host, event, seconds))
@@ -79,4 +83,25 @@ def main(argv: Sequence[str]) -> int:
         return run_hook(handler, lambda reason: fail_closed_answer(host, event, reason),
                         host="codex" if host == "codex" else "claude-code")
     code: int = function()
+    if forked:
+        end_child(code)
     return code
+
+
+def end_child(code: int) -> NoReturn:
+    """End the forked hook process once its answer is written, without tearing the interpreter down.
+
+    The host waits for the process to end, and the supervisor for its child: freeing every module and object of a
+    run that loaded the gate, its plug-ins and their model clients took longer than the rest of a short run after
+    the answer. What an ordinary exit does that anyone can see still happens, in its order: other non-daemon
+    threads are joined, the ``atexit`` handlers run (logging, telemetry exporters flush there), stdio is flushed.
+    """
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not current and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or broken: the answer was written and reported
+            stream.flush()
+    os._exit(code)

@@ -25,13 +25,13 @@ def latest_turn(stop: StopInput, wait_until: float) -> Turn:
     """The latest turn of the (sub-agent's) transcript, re-read until every tool call of it has its result or
     ``wait_until`` (a ``time.monotonic()`` value) passes; a result still missing then is marked as missing in the
     candidate (``MISSING_RESULT``), never judged as an empty output."""
-    from ..transcripts import last_turn
+    from ..transcripts._tail import latest_turn_from_end
 
     if stop.transcript_path is None:
         raise InputError("the hook input has no transcript_path: the request cannot be read", source="<stdin>",
                          field="transcript_path")
     while True:
-        turn = last_turn(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
+        turn = latest_turn_from_end(stop.transcript_path, host=stop.host, subagent=stop.event == "subagent-stop")
         # written so that a NaN deadline ends the wait as well (a comparison with NaN is False)
         if not turn.missing_results or not time.monotonic() + RESULT_POLL_S <= wait_until:
             return turn
@@ -40,21 +40,13 @@ def latest_turn(stop: StopInput, wait_until: float) -> Turn:
 
 def _person_request(stop: StopInput) -> str:
     """The person's latest request when the latest prompt is verigate's own feedback (the host feeds a block reason
-    back as a prompt): the last request prompt before it that is not feedback, from the lines ``last_turn`` reads.
-    "" when the transcript holds none."""
-    from ..transcripts import UserPrompt, read
+    back as a prompt): the last request prompt before it that is not feedback, from the lines ``last_turn`` reads
+    (from the end back to it). "" when the transcript holds none."""
+    from ..transcripts._tail import last_request_from_end
 
     assert stop.transcript_path is not None  # latest_turn has read it already
-    subagent = stop.event == "subagent-stop"
-    request = ""
-    try:
-        for event in read(stop.transcript_path, host=stop.host):
-            if (isinstance(event, UserPrompt) and event.sidechain is subagent and event.origin in ("typed", "command")
-                    and FEEDBACK_MARKER not in event.text):
-                request = event.text
-    except OSError as exc:
-        raise InputError(f"cannot read transcript: {exc}", source=str(stop.transcript_path)) from exc
-    return request
+    return last_request_from_end(stop.transcript_path, lambda text: FEEDBACK_MARKER not in text, host=stop.host,
+                                 subagent=stop.event == "subagent-stop")
 
 
 def _stored_request(gate: Gate, session_key: str) -> str:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeGuard
 
 import attrs
 
 from .._errors import InputError
 from .._models import ToolObservation
-from ._events import AssistantText, ToolResult, ToolUse, UserPrompt, same_type_equality
+from ._events import AssistantText, Event, ToolResult, ToolUse, UserPrompt, same_type_equality
 from ._reader import Transcript, read_claude_code, read_codex
 
-__all__ = ["CUT_BEFORE", "DEFAULT_MAX_PENDING", "MISSING_RESULT", "CallPairer", "Host", "ToolCall", "Turn", "cut_text",
-           "last_turn", "read"]
+__all__ = ["CUT_BEFORE", "DEFAULT_MAX_PENDING", "MISSING_RESULT", "REQUEST_ORIGINS", "CallPairer", "Host", "ToolCall",
+           "Turn", "TurnFold", "cut_text", "last_turn", "read", "starts_turn"]
 
 Host = Literal["claude-code", "codex"]
 #: unanswered calls kept waiting for their result; older ones are given up (ok unknown) so memory stays flat
@@ -149,6 +150,66 @@ def _observation(call: ToolCall, output_chars: int) -> ToolObservation:
                            call.ok)
 
 
+#: the origins of a prompt that begins a turn: what a person typed (a slash command included)
+REQUEST_ORIGINS = ("typed", "command")
+
+
+def starts_turn(event: Event, subagent: bool) -> TypeGuard[UserPrompt]:
+    """True when ``event`` begins a turn: a typed prompt (or slash command) of the main session, or of the
+    sub-agent when ``subagent``."""
+    return (isinstance(event, UserPrompt) and event.origin in REQUEST_ORIGINS
+            and getattr(event, "sidechain", False) is subagent)
+
+
+class TurnFold:
+    """The latest turn of a stream of events, folded one event at a time (``last_turn``'s loop, shared by the
+    reader that starts at the turn's first line, ``_tail``)."""
+
+    def __init__(self, subagent: bool) -> None:
+        self.subagent = subagent
+        self.request = ""
+        self.request_line: int | None = None
+        self.final_parts: list[str] = []
+        self.final_message = ""
+        self.calls: list[ToolCall] = []
+        self.pairer = CallPairer()
+
+    def add(self, events: Iterable[Event]) -> None:
+        subagent = self.subagent
+        for event in events:
+            if getattr(event, "sidechain", False) is not subagent:
+                continue
+            if isinstance(event, UserPrompt):
+                if event.origin in REQUEST_ORIGINS:
+                    self.request, self.request_line = event.text, event.line
+                    self.final_parts, self.final_message, self.calls = [], "", []
+                    self.pairer = CallPairer()
+            elif isinstance(event, AssistantText):
+                if not event.message_id or event.message_id != self.final_message:
+                    self.final_parts = []  # a new message: the final text is the last message's text
+                self.final_parts.append(event.text)
+                self.final_message = event.message_id
+            elif isinstance(event, ToolUse):
+                self.calls.extend(self.pairer.add_use(event))
+            elif isinstance(event, ToolResult):
+                self.calls.extend(self.pairer.add_result(event))
+
+    def turn(self, output_chars: int, request_line: int | None, *, warnings: int, truncated_tail: bool) -> Turn:
+        """The turn (the waiting calls released without a result); the line and the reader's counts as the
+        caller has them."""
+        calls = self.calls
+        calls.extend(self.pairer.flush())
+        return Turn(
+            request=self.request,
+            final_text="\n\n".join(self.final_parts),
+            tool_calls=tuple(_observation(call, output_chars) for call in calls),
+            warnings=warnings,
+            request_line=request_line,
+            truncated_tail=truncated_tail,
+            missing_results=sum(1 for call in calls if call.result is None),
+        )
+
+
 def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS,
               subagent: bool = False) -> Turn:
     """Stream ``path`` once and return its latest turn; sidechain (sub-agent) lines are left out.
@@ -163,38 +224,10 @@ def last_turn(path: str | Path, *, host: Host = "claude-code", output_chars: int
     longer than ``output_chars`` is cut by :func:`cut_text` (at a token boundary, never through a secret).
     """
     transcript = read(path, host=host)
-    request, request_line = "", None
-    final_parts: list[str] = []
-    final_message = ""
-    calls: list[ToolCall] = []
-    pairer = CallPairer()
+    fold = TurnFold(subagent)
     try:
-        for event in transcript:
-            if getattr(event, "sidechain", False) is not subagent:
-                continue
-            if isinstance(event, UserPrompt):
-                if event.origin in ("typed", "command"):
-                    request, request_line = event.text, event.line
-                    final_parts, final_message, calls = [], "", []
-                    pairer = CallPairer()
-            elif isinstance(event, AssistantText):
-                if not event.message_id or event.message_id != final_message:
-                    final_parts = []  # a new message: the final text is the last message's text
-                final_parts.append(event.text)
-                final_message = event.message_id
-            elif isinstance(event, ToolUse):
-                calls.extend(pairer.add_use(event))
-            elif isinstance(event, ToolResult):
-                calls.extend(pairer.add_result(event))
+        fold.add(transcript)
     except OSError as exc:
         raise InputError(f"cannot read transcript: {exc}", source=str(path)) from exc
-    calls.extend(pairer.flush())
-    return Turn(
-        request=request,
-        final_text="\n\n".join(final_parts),
-        tool_calls=tuple(_observation(call, output_chars) for call in calls),
-        warnings=transcript.warnings,
-        request_line=request_line,
-        truncated_tail=transcript.truncated_tail,
-        missing_results=sum(1 for call in calls if call.result is None),
-    )
+    return fold.turn(output_chars, fold.request_line, warnings=transcript.warnings,
+                     truncated_tail=transcript.truncated_tail)
