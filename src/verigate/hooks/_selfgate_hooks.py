@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._protocol import HookAnswer, Host, hook_started, run_hook
+from ._protocol import HookAnswer, Host, run_hook
 
 __all__ = ["claude_pre_tool_use", "claude_user_prompt_submit", "codex_pre_tool_use", "codex_user_prompt_submit",
            "pre_tool_use_handlers", "user_prompt_submit_handlers"]
@@ -82,28 +80,12 @@ def user_prompt_submit_handlers(host: Host) -> Handlers:
     return handle, on_error
 
 
-def _exit_at_once(code: int) -> int:
-    """Inside ``verigate hook`` (its watchdog armed), end the process as soon as the answer is written: the host
-    (and the supervising parent, which relays the answer) waits for this process to end, and tearing down the
-    interpreter's modules costs milliseconds on every tool call. Nothing is left to run at exit: these hooks load
-    no plug-in, register no atexit handler, and write the store and caches with ``os`` calls, fsync'd and closed
-    before the answer. Called in any other process (a test, an embedding program), it only returns the code."""
-    if hook_started() is None:
-        return code
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:  # an answer that cannot be flushed is no answer: block, as run_hook does
-            code = 2
-    os._exit(code)
-
-
 def _pre_tool_use(host: Host) -> int:
-    return _exit_at_once(run_hook(*pre_tool_use_handlers(host), host=host))
+    return run_hook(*pre_tool_use_handlers(host), host=host)
 
 
 def _user_prompt_submit(host: Host) -> int:
-    return _exit_at_once(run_hook(*user_prompt_submit_handlers(host), host=host))
+    return run_hook(*user_prompt_submit_handlers(host), host=host)
 
 
 def claude_pre_tool_use() -> int:
