@@ -73,6 +73,8 @@ FILLER = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
 # found by this property: a bracket right after a keyword-assigned value read as a call and let the value pass
 @example(seed=0, rule_index=SECRET_RULES.index("generic-secret-assignment"), before="", after="", left=" ",
          right="(")
+# and the same bracket after an unquoted password value (password-assignment)
+@example(seed=0, rule_index=SECRET_RULES.index("password-assignment"), before="", after="", left=" ", right="(")
 # and: a value diluted by what follows it ('=' and a run of zeros) read as low-entropy as a whole
 @example(seed=0, rule_index=SECRET_RULES.index("generic-secret-assignment"), before="", after="0" * 29, left=" ",
          right="=")
