@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,7 @@ from ._producer import (
 )
 from ._schema import EvidenceSchema, load_evidence_schema
 from ._scrub import secret_scanner
-from ._sources import read_arbiter_records
+from ._sources import read_arbiter_records, read_bytes
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -228,6 +230,20 @@ def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
         raise EvidenceError(scrub_reasons(exc.reasons, secrets)) from None
 
 
+def _folder_name(task_dir: Path) -> str:
+    """``task_dir.resolve().name``: on POSIX the resolved path of an existing entry that is not a symbolic link ends
+    in the path's own last name (realpath resolves only the folders above it), so one lstat replaces one per
+    component; anything else (a link, ``..``, no such entry, a loop, which resolve refuses) asks pathlib."""
+    name = task_dir.name
+    if os.name == "posix" and name and name != "..":
+        try:
+            if not stat.S_ISLNK(os.lstat(task_dir).st_mode):
+                return name
+        except (OSError, ValueError):
+            pass
+    return task_dir.resolve().name
+
+
 def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir: Path | None,
                   secrets: Redactor) -> None:
     if not isinstance(record, dict):
@@ -237,7 +253,7 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     errors = _schema_errors(record, schema)
     if errors:
         raise EvidenceError(errors)
-    task_name = task_dir.resolve().name  # resolved once: every check below names the same folder
+    task_name = _folder_name(task_dir)  # resolved once: every check below names the same folder
     if record["task_id"] != task_name:
         raise EvidenceError([f"task_id: EV={record['task_id']!r} is not the task folder name {task_name!r}"])
     if record["schema_version"] != SCHEMA_VERSION:
@@ -274,7 +290,11 @@ def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_p
         record: Any = dict(ev)
     else:
         try:
-            record = strict_json.loads(Path(ev).read_bytes(), max_chars=strict_json.MAX_RECORD_CHARS)
+            try:
+                data = read_bytes(os.fspath(ev))
+            except OSError:  # read again with pathlib, for its own error
+                data = Path(ev).read_bytes()
+            record = strict_json.loads(data, max_chars=strict_json.MAX_RECORD_CHARS)
         except OSError as exc:
             raise EvidenceError([f"the EV file cannot be read: {exc}"]) from exc
         except strict_json.StrictJSONError as exc:  # a repeated key would let two readers see two records
