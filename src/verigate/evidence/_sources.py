@@ -84,10 +84,13 @@ def _read_open(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_bytes(path: str) -> bytes:
     """``Path(path).read_bytes()`` of a regular file without a Path or a buffered file object (raises OSError, but
     not always pathlib's: a folder opens and fails at the read, so a caller wanting pathlib's error reads again)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    fd = os.open(path, _READ_FLAGS)
     try:
         return _read_open(fd, os.fstat(fd).st_size)
     finally:

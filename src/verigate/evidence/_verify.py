@@ -17,7 +17,7 @@ from ._arbiter import is_arbiter_record, records_for_run
 from ._canonical import same_json
 from ._delivery import UNAVAILABLE, derive_quality_metrics
 from ._folder import C3Facts, c3_facts, record_facts
-from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons
+from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons, texts_of
 from ._producer import (
     INJECTED_VALUE,
     PHASE_ONE_FIXED,
@@ -266,10 +266,14 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     if c3 is not None:
         record_errors, unconfirmed = _record_errors(record, task_dir, c3, runs_dir, secrets)
         errors += record_errors
-    errors += [f"privacy 違反（受理側 backstop）: {reason}" for reason in sorted(check_output_privacy(record, secrets))]
+    texts = texts_of(record)  # one walk for the privacy check and the search for "unavailable"
+    errors += [f"privacy 違反（受理側 backstop）: {reason}"
+               for reason in sorted(check_output_privacy(record, secrets, texts=texts))]
     if errors:
         raise EvidenceError(errors)
-    partial = [f"unavailable:{path}" for path in unavailable_paths(record)]
+    # texts_of's string values are exactly the strings _holds_unavailable looks at (keys are apart)
+    unavailable = _unavailable_paths(record, "") if UNAVAILABLE in texts[1] else []
+    partial = [f"unavailable:{path}" for path in unavailable]
     partial += sorted({f"unverified:{kind}" for kind, _ in _escalations(record) if kind in PARTIAL_ESCALATIONS}
                       | ({UNVERIFIED_ARBITER} if unconfirmed else set()))
     if partial:

@@ -1,7 +1,9 @@
-"""The verifier's fast file reads answer exactly as the pathlib reads they replace (oracle: pathlib itself)."""
+"""The verifier's fast paths answer as the plain code they replace: file reads as pathlib's, the task name as
+resolve()'s, the shared walk as the verifier's own, same_json as a comparison of JSON texts."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -11,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verigate._errors import EvidenceError
+from verigate.evidence._canonical import same_json
+from verigate.evidence._privacy import texts_of
 from verigate.evidence._sources import read_bytes, read_c3_sources, read_record_text
-from verigate.evidence._verify import _folder_name
+from verigate.evidence._verify import _folder_name, _holds_unavailable
 
 # bytes rich in what text mode changes or refuses: CR, LF, CR LF, invalid UTF-8, a BOM, multi-byte characters
 _PIECES = st.sampled_from([b"\r", b"\n", b"\r\n", b"\xff", b"\xef\xbb\xbf", "é𝄞".encode(), b"{}", b"a"])
@@ -95,3 +99,24 @@ def test_folder_name_is_the_resolved_name(parts: list[str]) -> None:
         (root / "loop").symlink_to(root / "loop")
         task = Path(scratch).joinpath(*parts)
         assert _outcome(lambda: _folder_name(task)) == _outcome(lambda: task.resolve().name)
+
+
+# JSON-shaped values with the verifier's sentinels and the types whose == disagrees with their JSON text
+_SCALARS = st.one_of(st.sampled_from(["unavailable", "x", "", 0, 1, -0.0, 0.0, 1.0, True, False, None]),
+                     st.text(max_size=3), st.integers(-3, 3))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "unavailable"]), inner, max_size=3)),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES)
+def test_the_shared_walk_finds_unavailable_where_the_own_walk_does(value: object) -> None:
+    assert ("unavailable" in texts_of(value)[1]) == _holds_unavailable(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(left=_VALUES, right=_VALUES)
+def test_same_json_is_equality_of_json_text(left: object, right: object) -> None:
+    assert same_json(left, right) == (json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True))
+    assert same_json(left, left)
