@@ -43,33 +43,10 @@ UNVERIFIED_ARBITER = "unverified:arbiter_records"
 _ARBITER_ITEM = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
 
 
-def _holds_unavailable(value: Any) -> bool:
-    stack = [value]
-    pop, extend = stack.pop, stack.extend
-    while stack:
-        item = pop()
-        kind = type(item)
-        # exact types first (what a JSON parser builds); anything else takes the isinstance branches
-        if kind is str:
-            if item == UNAVAILABLE:
-                return True
-        elif kind is dict:
-            extend(item.values())
-        elif kind is list:
-            extend(item)
-        elif isinstance(item, dict):
-            extend(item.values())
-        elif isinstance(item, list):
-            extend(item)
-        elif item == UNAVAILABLE and isinstance(item, str):
-            return True
-    return False
-
-
 def unavailable_paths(value: Any, path: str = "") -> list[str]:
     """Dotted paths (``a.b``, ``a[0].b``) of every ``"unavailable"`` at any depth, sorted and distinct."""
-    if not _holds_unavailable(value):
-        return []  # a complete EV: no path to build for any node
+    if UNAVAILABLE not in texts_of(value)[1]:
+        return []  # a complete EV: no path to build for any node (texts_of's strings are the values, keys apart)
     return _unavailable_paths(value, path)
 
 
@@ -266,12 +243,11 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     if c3 is not None:
         record_errors, unconfirmed = _record_errors(record, task_dir, c3, runs_dir, secrets)
         errors += record_errors
-    texts = texts_of(record)  # one walk for the privacy check and the search for "unavailable"
+    texts = texts_of(record)  # one walk for the privacy check and the search for "unavailable" below
     errors += [f"privacy 違反（受理側 backstop）: {reason}"
                for reason in sorted(check_output_privacy(record, secrets, texts=texts))]
     if errors:
         raise EvidenceError(errors)
-    # texts_of's string values are exactly the strings _holds_unavailable looks at (keys are apart)
     unavailable = _unavailable_paths(record, "") if UNAVAILABLE in texts[1] else []
     partial = [f"unavailable:{path}" for path in unavailable]
     partial += sorted({f"unverified:{kind}" for kind, _ in _escalations(record) if kind in PARTIAL_ESCALATIONS}
