@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib as _importlib
-
 from . import _face
 
 #: the distribution verigate-agents reads its version from here (pyproject.toml, [tool.hatch.version])
@@ -100,8 +98,10 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'verigate' has no attribute {name!r}")
+    import importlib  # here, not at the top: ``import verigate`` alone stays as cheap as its exceptions
+
     module, _, attribute = module.partition(":")
-    value = getattr(_importlib.import_module(module), attribute or name)
+    value = getattr(importlib.import_module(module), attribute or name)
     _face.present_one(value, "verigate", name)
     globals()[name] = value
     return value

@@ -1,8 +1,8 @@
 """verigate.yaml: load, validate against schemas/config.schema.json, and build the typed configuration.
 
 The typed Config is structured by the models' strict cattrs converter (unknown keys refused, no coercion), which
-is imported when a configuration is first built, not when this module is: many modules import the section types
-alone, and a project without verigate.yaml gets the defaults without loading cattrs.
+is imported when a configuration is first built, not when this module is (fastjsonschema too): many modules import
+the section types alone, and a project without verigate.yaml gets the defaults without loading cattrs.
 """
 
 from __future__ import annotations
@@ -13,18 +13,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import fastjsonschema
 
 from . import _data
 from ._errors import ConfigError
 from ._logging import get_logger
-from ._schema_errors import schema_failure
 from ._yaml import LoadedYaml, load_yaml, read_yaml_file
 from .judge._base import JudgeConfig
 from .selfgate._defaults import DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, DEFAULT_MODE, DEFAULT_STORE
 
 if TYPE_CHECKING:
     import cattrs  # for the annotations; imported at run time on first use
+    import fastjsonschema  # likewise
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -151,6 +150,8 @@ def _converter() -> cattrs.Converter:
 
 def _schema_error(exc: fastjsonschema.JsonSchemaValueException, source: str,
                   loaded: LoadedYaml | None) -> ConfigError:
+    from ._schema_errors import schema_failure
+
     failure = schema_failure(exc)
     field = failure.field if failure.rule != "additionalProperties" else failure.target
     # point at the offending key itself, not at the section holding it (list items by index: judge.ensemble[0])
@@ -172,6 +173,8 @@ def build_config(data: Any, source: str, loaded: LoadedYaml | None = None) -> Co
     """Validate a plain mapping and build a Config; errors name the source, line and field."""
     if data is None:
         data = {}
+    import fastjsonschema
+
     try:
         _data.compiled_schema("config.schema.json")(data)
     except fastjsonschema.JsonSchemaValueException as exc:

@@ -1,27 +1,20 @@
 """The strict cattrs converters every typed model is built with, and where a structuring error points.
 
 They live here, not in the gate, so that the configuration (which the gate itself imports) can use them
-without an import cycle. Importing this module loads cattrs; callers on a hook's start-up path import it when
-they first structure something.
+without an import cycle. cattrs (~40 ms of imports) loads when a converter is first built or an error first
+read, not when this module is imported: the gate imports it, and many processes never structure anything.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
-
-import cattrs
-from cattrs.errors import (
-    AttributeValidationNote,
-    ClassValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-    IterableValidationNote,
-)
-from cattrs.v import format_exception
+from typing import TYPE_CHECKING, Any
 
 from ._models import TerminationReason
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = ["first_error", "structure_converter", "unstructure_converter"]
 
@@ -54,6 +47,8 @@ def _reason(value: Any, _type: Any) -> TerminationReason:
 @functools.cache
 def structure_converter() -> cattrs.Converter:
     """Data → models: strict primitives, extra keys refused."""
+    import cattrs
+
     converter = cattrs.Converter(forbid_extra_keys=True)
     converter.register_structure_hook(str, _strict(str))
     converter.register_structure_hook(int, _strict(int))
@@ -66,6 +61,8 @@ def structure_converter() -> cattrs.Converter:
 @functools.cache
 def unstructure_converter() -> cattrs.Converter:
     """Models → plain JSON data (tuples become lists, enums their values) for storage and export."""
+    import cattrs
+
     converter = cattrs.Converter()
     converter.register_unstructure_hook(TerminationReason, lambda reason: reason.value)
     return converter
@@ -75,6 +72,15 @@ def first_error(exc: BaseException) -> tuple[tuple[str | int, ...], str]:
     """The path (``("judge", "caps", "observations")``) and description of the first error a structuring failure
     holds, read from cattrs' validation notes; the error :func:`cattrs.transform_error` would list first. An
     unknown key is named itself, not the object holding it."""
+    from cattrs.errors import (
+        AttributeValidationNote,
+        ClassValidationError,
+        ForbiddenExtraKeysError,
+        IterableValidationError,
+        IterableValidationNote,
+    )
+    from cattrs.v import format_exception
+
     path: list[str | int] = []
     node: BaseException = exc
     kind: Any = None

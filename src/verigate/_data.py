@@ -5,15 +5,16 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any
 
 from ._errors import InputError, SchemaError
-from ._schema_errors import schema_failure
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+# importlib.resources (tempfile, shutil, lzma …) and fastjsonschema load inside the functions that use them: the
+# gate imports this module, and most processes read one cached schema or none
 
 __all__ = [
     "compiled_schema",
@@ -34,6 +35,8 @@ def data_root() -> Traversable:
     An installed wheel carries them as ``verigate/_data`` (hatch force-include). An editable install of a
     checkout has no such folder, so the checkout's top-level folders are used: the source tree is the data.
     """
+    from importlib import resources
+
     packaged = resources.files("verigate") / "_data"
     if packaged.is_dir():
         return packaged
@@ -95,6 +98,8 @@ def _refuse_remote(uri: str) -> Any:
 def compile_schema(definition: dict[str, Any]) -> Callable[[Any], Any]:
     """Compile a schema with fastjsonschema: no defaults filled in, no remote references. The compiled code is
     kept in the per-user cache of ``verigate._schema_cache`` (a hook process would compile it at every start)."""
+    import fastjsonschema
+
     from ._schema_cache import cached_validator
 
     try:
@@ -111,6 +116,10 @@ def compiled_schema(name: str) -> Callable[[Any], Any]:
 
 def validate(name: str, data: Any, *, source: str | None = None, line: int | None = None) -> None:
     """Validate ``data`` against the shipped schema ``name``; raise InputError naming the failing field."""
+    import fastjsonschema
+
+    from ._schema_errors import schema_failure
+
     try:
         compiled_schema(name)(data)
     except fastjsonschema.JsonSchemaValueException as exc:

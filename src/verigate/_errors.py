@@ -8,8 +8,12 @@ inside the gate's decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+#: for annotations only: ``typing`` (with re and enum) is most of ``import verigate``, which every hook process pays;
+#: type checkers read this constant as typing.TYPE_CHECKING
+_TYPE_CHECKING = False
+if _TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = [
     "CandidateError",

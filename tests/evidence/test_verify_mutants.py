@@ -61,3 +61,18 @@ def test_the_producers_observation_brings_its_reductions_with_it(tmp_path: Path)
     dropped = {**record, "escalation": [item for item in record["escalation"] if item != reduced]}
     assert _reasons(dropped, task) == ["escalation: task folder から導出される "
                                        "{kind: 'privacy_url_reduced', detail: 'URL を番号参照へ還元した'} が欠落"]
+
+
+def test_the_task_name_is_the_resolved_folders_through_a_link_or_a_parent_step(complete_ev: dict[str, Any],
+                                                                             merge_task: Path) -> None:
+    # the verifier's one-lstat shortcut for task_dir.resolve().name must give way to resolve() for these
+    (merge_task.parent / "link").symlink_to(merge_task, target_is_directory=True)
+    verify(complete_ev, merge_task.parent / "link")  # complete: the link names TASK-0001
+    verify(complete_ev, merge_task / "approvals" / "..")
+    (merge_task.parent / "TASK-0002").symlink_to(merge_task, target_is_directory=True)
+    verify(complete_ev, merge_task.parent / "TASK-0002")  # a link's own name is not the task's
+    other = merge_task.parent / "TASK-0003"
+    other.mkdir()
+    (other / "inner").symlink_to(merge_task, target_is_directory=True)
+    assert _reasons(complete_ev, other / "inner" / "..") == [  # the link first, then its parent
+        f"task_id: EV='TASK-0001' is not the task folder name {merge_task.parent.name!r}"]

@@ -53,27 +53,23 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 
 def _plainly_equal(left: Any, right: Any) -> bool:
     """True only when both sides are built of the same exact types (str-keyed dicts, lists, str, int, bool, None)
-    and are equal: then their JSON texts are equal too. False means "not shown": the caller compares the texts."""
-    stack = [(left, right)]
-    while stack:
-        a, b = stack.pop()
-        kind = type(a)
-        if kind is not type(b):
+    and are equal: then their JSON texts are equal too. False means "not shown": the caller compares the texts.
+
+    Recursive (about twice as fast as an explicit stack on the small values the verifier compares): it descends
+    only while both sides have the same shape, so no deeper than the shallower side, and the verifier's right
+    side is always derived from strict JSON (at most 64 levels)."""
+    kind = type(left)
+    if kind is not type(right):
+        return False
+    if kind in _PLAIN:
+        return bool(left == right)
+    if kind is dict:
+        if len(left) != len(right):
             return False
-        if kind in _PLAIN:
-            if a != b:
+        for key, value in left.items():
+            if type(key) is not str or key not in right or not _plainly_equal(value, right[key]):
                 return False
-        elif kind is dict:
-            if len(a) != len(b) or any(type(key) is not str for key in a):
-                return False
-            for key, value in a.items():
-                if key not in b:
-                    return False
-                stack.append((value, b[key]))
-        elif kind is list:
-            if len(a) != len(b):
-                return False
-            stack.extend(zip(a, b, strict=True))
-        else:
-            return False
-    return True
+        return True
+    if kind is list:
+        return len(left) == len(right) and all(map(_plainly_equal, left, right))
+    return False

@@ -20,6 +20,7 @@ __all__ = [
     "remember_value_scans",
     "scan_input_keys",
     "scrub_reasons",
+    "texts_of",
 ]
 
 #: the 14 keys that must never appear in an EV (kept here, never registered as schema properties)
@@ -62,7 +63,7 @@ def _walk_keys(value: Any) -> Iterator[str]:
             yield from _walk_keys(item)
 
 
-def _texts(value: Any) -> tuple[set[str], set[str]]:
+def texts_of(value: Any) -> tuple[set[str], set[str]]:
     """The distinct keys and string values at any depth, found without building a path for each node."""
     keys: set[Any] = set()
     strings: set[str] = set()
@@ -96,7 +97,7 @@ _NAMED_KEYS = FORBIDDEN_KEYS | ACCOUNT_KEYS
 
 def scan_input_keys(value: Any, label: str) -> list[Escalation]:
     """Escalations for forbidden and account keys at any depth of an input; values are never copied."""
-    if _NAMED_KEYS.isdisjoint(_texts(value)[0]):
+    if _NAMED_KEYS.isdisjoint(texts_of(value)[0]):
         return []  # the walk below, in key order, only runs when there is something to report
     found: list[Escalation] = []
     for key in _walk_keys(value):
@@ -229,9 +230,11 @@ def _walk_strings(value: Any, path: str) -> Iterator[tuple[str, str, bool]]:
         yield path or "<root>", value, False
 
 
-def check_output_privacy(record: Any, secrets: Redactor) -> list[str]:
-    """Every privacy violation in an EV (keys and string values at any depth); empty means clean."""
-    keys, strings = _texts(record)
+def check_output_privacy(record: Any, secrets: Redactor, *, texts: tuple[set[str], set[str]] | None = None
+                         ) -> list[str]:
+    """Every privacy violation in an EV (keys and string values at any depth); empty means clean. ``texts``:
+    ``texts_of(record)`` when the caller has it already (the verifier reuses the one walk for other checks)."""
+    keys, strings = texts_of(record) if texts is None else texts
     # keys such as "kind" and "detail" repeat: each distinct text is scanned once
     scanned = _value_problems((keys - _NAMED_KEYS) | strings, secrets)
     if _NAMED_KEYS.isdisjoint(keys) and not any(scanned.values()):

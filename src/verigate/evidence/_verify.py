@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +17,7 @@ from ._arbiter import is_arbiter_record, records_for_run
 from ._canonical import same_json
 from ._delivery import UNAVAILABLE, derive_quality_metrics
 from ._folder import C3Facts, c3_facts, record_facts
-from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons
+from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons, texts_of
 from ._producer import (
     INJECTED_VALUE,
     PHASE_ONE_FIXED,
@@ -27,7 +29,7 @@ from ._producer import (
 )
 from ._schema import EvidenceSchema, load_evidence_schema
 from ._scrub import secret_scanner
-from ._sources import read_arbiter_records
+from ._sources import read_arbiter_records, read_bytes
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -41,33 +43,10 @@ UNVERIFIED_ARBITER = "unverified:arbiter_records"
 _ARBITER_ITEM = {"kind": "arbiter_decision", "detail": "HUMAN_ESCALATED"}
 
 
-def _holds_unavailable(value: Any) -> bool:
-    stack = [value]
-    pop, extend = stack.pop, stack.extend
-    while stack:
-        item = pop()
-        kind = type(item)
-        # exact types first (what a JSON parser builds); anything else takes the isinstance branches
-        if kind is str:
-            if item == UNAVAILABLE:
-                return True
-        elif kind is dict:
-            extend(item.values())
-        elif kind is list:
-            extend(item)
-        elif isinstance(item, dict):
-            extend(item.values())
-        elif isinstance(item, list):
-            extend(item)
-        elif item == UNAVAILABLE and isinstance(item, str):
-            return True
-    return False
-
-
 def unavailable_paths(value: Any, path: str = "") -> list[str]:
     """Dotted paths (``a.b``, ``a[0].b``) of every ``"unavailable"`` at any depth, sorted and distinct."""
-    if not _holds_unavailable(value):
-        return []  # a complete EV: no path to build for any node
+    if UNAVAILABLE not in texts_of(value)[1]:
+        return []  # a complete EV: no path to build for any node (texts_of's strings are the values, keys apart)
     return _unavailable_paths(value, path)
 
 
@@ -228,6 +207,20 @@ def verify_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
         raise EvidenceError(scrub_reasons(exc.reasons, secrets)) from None
 
 
+def _folder_name(task_dir: Path) -> str:
+    """``task_dir.resolve().name``: on POSIX the resolved path of an existing entry that is not a symbolic link ends
+    in the path's own last name (realpath resolves only the folders above it), so one lstat replaces one per
+    component; anything else (a link, ``..``, no such entry, a loop, which resolve refuses) asks pathlib."""
+    name = task_dir.name
+    if os.name == "posix" and name and name != "..":
+        try:
+            if not stat.S_ISLNK(os.lstat(task_dir).st_mode):
+                return name
+        except (OSError, ValueError):
+            pass
+    return task_dir.resolve().name
+
+
 def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir: Path | None,
                   secrets: Redactor) -> None:
     if not isinstance(record, dict):
@@ -237,7 +230,7 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     errors = _schema_errors(record, schema)
     if errors:
         raise EvidenceError(errors)
-    task_name = task_dir.resolve().name  # resolved once: every check below names the same folder
+    task_name = _folder_name(task_dir)  # resolved once: every check below names the same folder
     if record["task_id"] != task_name:
         raise EvidenceError([f"task_id: EV={record['task_id']!r} is not the task folder name {task_name!r}"])
     if record["schema_version"] != SCHEMA_VERSION:
@@ -250,10 +243,13 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
     if c3 is not None:
         record_errors, unconfirmed = _record_errors(record, task_dir, c3, runs_dir, secrets)
         errors += record_errors
-    errors += [f"privacy 違反（受理側 backstop）: {reason}" for reason in sorted(check_output_privacy(record, secrets))]
+    texts = texts_of(record)  # one walk for the privacy check and the search for "unavailable" below
+    errors += [f"privacy 違反（受理側 backstop）: {reason}"
+               for reason in sorted(check_output_privacy(record, secrets, texts=texts))]
     if errors:
         raise EvidenceError(errors)
-    partial = [f"unavailable:{path}" for path in unavailable_paths(record)]
+    unavailable = _unavailable_paths(record, "") if UNAVAILABLE in texts[1] else []
+    partial = [f"unavailable:{path}" for path in unavailable]
     partial += sorted({f"unverified:{kind}" for kind, _ in _escalations(record) if kind in PARTIAL_ESCALATIONS}
                       | ({UNVERIFIED_ARBITER} if unconfirmed else set()))
     if partial:
@@ -274,7 +270,11 @@ def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_p
         record: Any = dict(ev)
     else:
         try:
-            record = strict_json.loads(Path(ev).read_bytes(), max_chars=strict_json.MAX_RECORD_CHARS)
+            try:
+                data = read_bytes(os.fspath(ev))
+            except OSError:  # read again with pathlib, for its own error
+                data = Path(ev).read_bytes()
+            record = strict_json.loads(data, max_chars=strict_json.MAX_RECORD_CHARS)
         except OSError as exc:
             raise EvidenceError([f"the EV file cannot be read: {exc}"]) from exc
         except strict_json.StrictJSONError as exc:  # a repeated key would let two readers see two records

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from .. import _face
 from ._usage import JudgeUsage
 
 __all__ = [
@@ -302,3 +303,6 @@ def quality_json(report: JudgeQuality, thresholds: Thresholds | None = None) -> 
     if thresholds is not None:
         data["failed_thresholds"] = list(failed_thresholds(report, thresholds))
     return data
+
+
+_face.present_module(globals())  # the names verigate.judge exports report it

@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .. import _face
 from .._models import Candidate, Verdict
 
 __all__ = [
@@ -142,3 +143,6 @@ class JudgeEngine(Protocol):
 
 ModelClientFactory = Callable[..., ModelClient]
 JudgeEngineFactory = Callable[..., JudgeEngine]
+
+
+_face.present_module(globals())  # the names verigate.judge exports report it

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _face
 from .._errors import ConfigError, JudgeError
 from .._models import Reflection, Verdict
 from ._base import DecisionClient, JudgeConfig, JudgeRequest
@@ -191,3 +192,6 @@ def _lesson(choice: str) -> str:
     if choice == "insufficient_evidence":
         return "The observations do not show the work was done: run the checks and let their results show it."
     return "The support for the answer was too weak or a requirement looked unmet: close the gap and show it."
+
+
+_face.present_module(globals())  # the names verigate.judge exports report it

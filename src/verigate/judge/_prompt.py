@@ -14,6 +14,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _face
 from .._data import read_text
 from .._errors import SchemaError
 from .._models import ToolObservation
@@ -145,3 +146,6 @@ def build_chat_request(
     except (KeyError, ValueError) as exc:
         raise SchemaError(f"prompts/judge_user.txt has a bad placeholder: {exc}") from exc
     return ChatRequest(system=system, user=user, response_schema=response_schema)
+
+
+_face.present_module(globals())  # the names verigate.judge exports report it

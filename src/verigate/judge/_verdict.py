@@ -13,8 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import fastjsonschema
-
+from .. import _face
 from .. import _json as strict_json
 from .._data import compiled_schema
 from .._errors import JudgeError
@@ -61,6 +60,8 @@ def _validate(candidate: dict[str, Any]) -> str | None:
     """None when ``candidate`` is a valid verdict object, else why not."""
     if not all(isinstance(key, str) for key in candidate):
         return "verdict: keys must be strings"
+    import fastjsonschema  # loaded with the compiled schema, not with this module
+
     try:
         compiled_schema(VERDICT_SCHEMA)(candidate)
     except fastjsonschema.JsonSchemaValueException as exc:
@@ -111,3 +112,6 @@ def parse_verdict(reply: object, *, engine: str, effective_engine: str) -> Verdi
     if problem is not None:
         raise JudgeError("invalid_judge_response", f"the judge reply is not a valid verdict: {problem}")
     return verdict_from_object(checked, engine=engine, effective_engine=effective_engine)
+
+
+_face.present_module(globals())  # the names verigate.judge exports report it

@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from .. import _face
 from .._models import SessionState
 
 __all__ = ["LedgerRow", "PendingReview", "ReviewStatus", "SessionRecord", "Store", "TimelineRow"]
@@ -139,3 +140,6 @@ class Store(Protocol):
         """Store (or replace) the entry under ``key``, expiring ``ttl_s`` seconds from now by the store's clock."""
 
     def close(self) -> None: ...
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

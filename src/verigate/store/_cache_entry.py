@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _face
 from .. import _json as strict_json
 from .._errors import StoreError
 from ._chain import canonical_json
@@ -50,3 +51,6 @@ def read_cache_entry(stored: object, *, source: str) -> Mapping[str, Any]:
     if not isinstance(entry, dict):
         raise StoreError("a stored judge cache entry is not a JSON object", source=source)
     return entry
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .. import _face
 from .._errors import LedgerTamperedError, StoreError
 from ._base import LedgerRow
 
@@ -87,3 +88,6 @@ def verify_chain(rows: Iterable[LedgerRow], *, source: str | None = None,
             raise LedgerTamperedError("the last row's hash differs from the recorded head (the chain was rewritten)",
                                       source=source, field=f"seq {count}")
     return count
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

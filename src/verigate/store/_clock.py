@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from .. import _face
 from .._errors import StoreError
 
 __all__ = ["Clock", "format_timestamp", "parse_timestamp", "utc_now"]
@@ -35,3 +36,6 @@ def parse_timestamp(text: str) -> datetime:
         return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
     except ValueError as exc:
         raise StoreError(f"stored timestamp {text!r} is not in the form YYYY-MM-DDTHH:MM:SS.ffffffZ") from exc
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

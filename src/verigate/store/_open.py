@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
+from .. import _face
 from .._errors import StoreError, VerigateError
 from ._base import Store
 from ._clock import Clock
@@ -121,3 +122,6 @@ def _scrubbed(text: str, url: str) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text.splitlines()[0][:300] if text else ""
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
+from .. import _face
 from .._errors import ReviewError
 from .._models import SessionState
 from ._base import PendingReview
@@ -45,3 +46,6 @@ def resolution_rows(review: PendingReview, decision: Decision, *, by: str, note:
     event = {"review_id": review.review_id, "decision": decision, "by": by,
              "note_sha256": hashlib.sha256(note.encode("utf-8")).hexdigest()}
     return event, canonical_json({**event, "session_id": review.session_id}, field="payload")
+
+
+_face.present_module(globals())  # the names verigate.store exports report it

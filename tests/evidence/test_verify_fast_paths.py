@@ -1,0 +1,124 @@
+"""The verifier's fast paths answer as the plain code they replace: file reads as pathlib's, the task name as
+resolve()'s, the shared walk as the verifier's own, same_json as a comparison of JSON texts."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verigate._errors import EvidenceError
+from verigate.evidence._canonical import same_json
+from verigate.evidence._privacy import texts_of
+from verigate.evidence._sources import read_bytes, read_c3_sources, read_record_text
+from verigate.evidence._verify import _folder_name, _unavailable_paths, unavailable_paths
+
+# bytes rich in what text mode changes or refuses: CR, LF, CR LF, invalid UTF-8, a BOM, multi-byte characters
+_PIECES = st.sampled_from([b"\r", b"\n", b"\r\n", b"\xff", b"\xef\xbb\xbf", "é𝄞".encode(), b"{}", b"a"])
+_CONTENT = st.lists(st.one_of(_PIECES, st.binary(max_size=8)), max_size=24).map(b"".join)
+
+
+def _outcome(action: object) -> tuple[str, object]:
+    try:
+        return "value", action()  # type: ignore[operator]
+    except EvidenceError as exc:
+        return "evidence", list(exc.reasons)
+    except (OSError, RuntimeError) as exc:
+        return "error", (type(exc), str(exc))
+
+
+@settings(max_examples=150, deadline=None)
+@given(content=_CONTENT)
+def test_texts_and_bytes_are_pathlibs(content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        task = Path(scratch)
+        (task / "approvals").mkdir()
+        (task / "delivery").mkdir()
+        (task / "approvals" / "c3.json").write_bytes(content)
+        (task / "delivery" / "record.jsonl").write_bytes(content)
+        (task / "plan.md").write_bytes(content)
+        assert read_bytes(str(task / "plan.md")) == (task / "plan.md").read_bytes()
+        expected: tuple[str, object]
+        try:
+            expected = "value", (task / "delivery" / "record.jsonl").read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            expected = "evidence", [f"delivery/record.jsonl cannot be read: {exc}"]
+        assert _outcome(lambda: read_record_text(task)) == expected
+        try:
+            text = (task / "approvals" / "c3.json").read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            assert _outcome(lambda: read_c3_sources(task)) == ("evidence", [f"approvals/c3.json cannot be read: {exc}"])
+        else:
+            got_text, artifacts = read_c3_sources(task)
+            assert got_text == text and artifacts["plan.md"] == content
+
+
+def test_unreadable_places_fail_as_pathlib_does(tmp_path: Path) -> None:
+    (tmp_path / "approvals" / "c3.json").mkdir(parents=True)  # a folder where the file should be
+    (tmp_path / "delivery" / "record.jsonl").mkdir(parents=True)  # not a file: no record
+    try:
+        (tmp_path / "approvals" / "c3.json").read_text(encoding="utf-8")
+    except OSError as exc:
+        expected = [f"approvals/c3.json cannot be read: {exc}"]
+    assert _outcome(lambda: read_c3_sources(tmp_path)) == ("evidence", expected)
+    assert read_record_text(tmp_path) is None
+    assert _outcome(lambda: read_c3_sources(tmp_path / "absent")) == _outcome(
+        lambda: read_c3_sources(Path(os.fspath(tmp_path / "absent"))))
+    with pytest.raises(OSError):
+        read_bytes(str(tmp_path / "absent"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd to name a pipe")
+def test_an_unsized_file_is_read_to_its_end() -> None:
+    read, write = os.pipe()  # fstat gives a pipe no size: the read goes on to end of file
+    os.write(write, b"x" * 60_000)
+    os.close(write)
+    try:
+        assert read_bytes(f"/proc/self/fd/{read}") == b"x" * 60_000
+    finally:
+        os.close(read)
+
+
+_NAMES = st.sampled_from(["TASK-0001", "TASK-0002", "link", "loop", "..", ".", "missing", "sub"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(_NAMES, min_size=1, max_size=5))
+def test_folder_name_is_the_resolved_name(parts: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "TASK-0001" / "sub").mkdir(parents=True)
+        (root / "TASK-0002").mkdir()
+        (root / "link").symlink_to(root / "TASK-0002")
+        (root / "TASK-0001" / "link").symlink_to("../TASK-0002")
+        (root / "loop").symlink_to(root / "loop")
+        task = Path(scratch).joinpath(*parts)
+        assert _outcome(lambda: _folder_name(task)) == _outcome(lambda: task.resolve().name)
+
+
+# JSON-shaped values with the verifier's sentinels and the types whose == disagrees with their JSON text
+_SCALARS = st.one_of(st.sampled_from(["unavailable", "x", "", 0, 1, -0.0, 0.0, 1.0, True, False, None]),
+                     st.text(max_size=3), st.integers(-3, 3))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "unavailable"]), inner, max_size=3)),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES)
+def test_the_shared_walk_finds_unavailable_where_the_own_walk_does(value: object) -> None:
+    # the oracle: the path walk itself, which visits every node
+    assert ("unavailable" in texts_of(value)[1]) == bool(_unavailable_paths(value, ""))
+    assert unavailable_paths(value) == _unavailable_paths(value, "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(left=_VALUES, right=_VALUES)
+def test_same_json_is_equality_of_json_text(left: object, right: object) -> None:
+    assert same_json(left, right) == (json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True))
+    assert same_json(left, left)
