@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-LAZY = ["verigate.judge", "verigate.store"]
+LAZY = ["verigate.gate", "verigate.judge", "verigate.selfgate", "verigate.store", "verigate.trace"]
 
 
 def _run(code: str) -> list[str]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .. import _face
 
-from .._face import present_one
-
-if TYPE_CHECKING:
+_TYPE_CHECKING = False  # type checkers read this constant as typing.TYPE_CHECKING
+if _TYPE_CHECKING:
     from ._enforce import PromptOutcome, Settings, ToolDecision, decide_prompt, decide_tool_call, settings_for
     from ._entries import GateEntry, GateSource, gate_id
     from ._fold import CloseRequest, SelfGate, SelfGateState, fold
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
 
 # The pre-tool-use hook runs on every tool call: names are imported on first use, so that a call that
 # never scans (a Read, say) does not pay for the scanner's modules.
-_HOMES = {
+_EXPORTS: dict[str, tuple[str, ...]] = {
     "_enforce": ("PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"),
     "_entries": ("GateEntry", "GateSource", "gate_id"),
     "_fold": ("CloseRequest", "SelfGate", "SelfGateState", "fold"),
@@ -25,17 +23,6 @@ _HOMES = {
     "_scan": ("SyncResult", "request_close", "sync"),
     "_store": ("Cursor", "GateStore", "StoreProblem", "StoreSnapshot"),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    present_one(value, __name__, name)
-    globals()[name] = value
-    return value
 
 
 __all__ = [
@@ -64,3 +51,5 @@ __all__ = [
     "settings_for",
     "sync",
 ]
+
+__getattr__, __dir__ = _face.lazy(globals())

@@ -12,12 +12,10 @@ puts Ray tasks behind the ``concurrent.futures.Executor`` interface.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from .. import _face
 
-from .._face import present_one
-
-if TYPE_CHECKING:
+_TYPE_CHECKING = False  # type checkers read this constant as typing.TYPE_CHECKING
+if _TYPE_CHECKING:
     from ._builtin import BUILTIN_RULES
     from ._config import (
         DEFAULTS,
@@ -72,7 +70,7 @@ if TYPE_CHECKING:
 # Names load on first use: a grading process needs the grader, its models and the report formats it writes, not
 # the judge axis (asyncio, the judge package) unless the config turns it on, nor the HTML, JUnit/SARIF (XML), Ray,
 # folder or self-test modules (docs/trace-grader.md, "Start-up").
-_HOMES = {
+_EXPORTS: dict[str, tuple[str, ...]] = {
     "_builtin": ("BUILTIN_RULES",),
     "_config": ("DEFAULTS", "ForbiddenTool", "Grounding", "OrderOptions", "RetryStormOptions", "TraceConfig",
         "TrajectoryJudgeConfig", "build_trace_config", "load_trace_config"),
@@ -92,22 +90,6 @@ _HOMES = {
     "_selftest": ("run_self_test",),
     "_stream": ("GradeTally", "SourceGrade", "StreamSummary", "expand_transcripts", "grade_each"),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    present_one(value, __name__, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_MODULE_OF})
-
 
 __all__ = [
     "BUILTIN_RULES",
@@ -179,3 +161,4 @@ __all__ = [
     "to_json",
 ]
 
+__getattr__, __dir__ = _face.lazy(globals())
