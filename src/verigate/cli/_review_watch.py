@@ -10,7 +10,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,6 +24,8 @@ __all__ = ["main"]
 
 #: the longest single wait: a watch with --timeout re-checks its deadline at least this often
 _WAIT_CHUNK_S = 5.0
+#: how often a waiting watch looks whether Ctrl-C asked it to end
+_STOP_CHECK_S = 0.2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,8 +73,14 @@ def main(argv: Sequence[str]) -> int:
 
     expiry = load_config().store.review_expiry_s
     store = open_cli_store(args.store, expire=True)
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C sets a flag the loop reads between store calls: a KeyboardInterrupt raised at any bytecode could
+        # land between a lock's acquire and its ``with`` block inside the store, and close() would then wait on
+        # that lock forever (a watch that ignores Ctrl-C)
+        signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
     try:
-        _watch(store, args, expiry)
+        _watch(store, args, expiry, stop)
         sys.stdout.flush()
     except KeyboardInterrupt:  # Ctrl-C is how a watch ends
         return 0
@@ -82,10 +92,10 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _watch(store: Store, args: argparse.Namespace, expiry: float | None) -> None:
+def _watch(store: Store, args: argparse.Namespace, expiry: float | None, stop: threading.Event) -> None:
     deadline = None if args.timeout is None else time.monotonic() + args.timeout
     printed: set[str] = set()
-    while True:
+    while not stop.is_set():
         if expiry is not None:  # a watch never announces a review that may no longer be approved
             store.expire_reviews(expiry)
         pending = store.list_reviews("pending")
@@ -99,4 +109,16 @@ def _watch(store: Store, args: argparse.Namespace, expiry: float | None) -> None
         remaining = _WAIT_CHUNK_S if deadline is None else deadline - time.monotonic()
         if remaining <= 0:
             return
-        store.wait_for_reviews(min(remaining, _WAIT_CHUNK_S))
+        _wait(store, min(remaining, _WAIT_CHUNK_S), stop)
+
+
+def _wait(store: Store, seconds: float, stop: threading.Event) -> None:
+    """Wait up to ``seconds`` for a new review, in steps short enough to end soon after Ctrl-C; a step that
+    returns early (the store saw a change) ends the wait."""
+    until = time.monotonic() + seconds
+    while not stop.is_set() and (left := until - time.monotonic()) > 0:
+        step = min(left, _STOP_CHECK_S)
+        started = time.monotonic()
+        store.wait_for_reviews(step)
+        if time.monotonic() - started < step:
+            return
