@@ -4,7 +4,8 @@
 Gate and in every hook process. Its answer changes only when what is installed changes, so it is kept — in this
 process, and in a small file in the per-user state folder shared by the next processes — under a fingerprint of
 everything discovery reads: each ``sys.path`` entry, and in each folder every ``*.dist-info`` / ``*.egg-info``
-name with its ``entry_points.txt`` time and size (an entry that cannot be listed, a zip file, by its own
+name with its ``entry_points.txt`` signature: inode, size, modification and change time (the change time cannot
+be set back, a replaced file is another inode; an entry that cannot be listed, a zip file, by its own
 modification time). Any doubt means a fresh discovery: a different fingerprint, an unreadable or malformed file,
 a finder other than the standard path finder that could provide distributions, or a timestamp too recent to trust
 (a change within the file system's timestamp granularity could hide behind it, as git's "racy" index entries do).
@@ -114,8 +115,10 @@ def fingerprint() -> tuple[str, bool] | None:
             except OSError:
                 parts.append(f"\1{name}\0-")
                 continue
+            # whoever writes the file can set its modification time back, not its change time or inode (the
+            # change time is not what the racy window judges: setting the modification time moves it to now)
             newest = max(newest, points.st_mtime_ns)
-            parts.append(f"\1{name}\0{points.st_mtime_ns}\0{points.st_size}")
+            parts.append(f"\1{name}\0{points.st_ino}\0{points.st_size}\0{points.st_mtime_ns}\0{points.st_ctime_ns}")
     trusted = now_ns - newest > _RACY_S * 1e9
     return _sha256_hex("\n".join(parts).encode("utf-8", "surrogateescape")), trusted
 

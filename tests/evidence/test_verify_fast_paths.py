@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -81,6 +84,37 @@ def test_an_unsized_file_is_read_to_its_end() -> None:
     try:
         assert read_bytes(f"/proc/self/fd/{read}") == b"x" * 60_000
     finally:
+        os.close(read)
+
+
+@pytest.mark.skipif(not hasattr(os, "pipe") or sys.platform == "win32", reason="needs a POSIX pipe and FIONREAD")
+def test_a_short_read_is_not_the_end_of_the_file() -> None:
+    """A read may return fewer bytes than asked before the end (Linux gives at most 2 GiB - 4 KiB per read, so a
+    larger record.jsonl lost its tail; a pipe shows it with a few bytes): only an empty read is the end."""
+    import fcntl
+    import termios
+
+    from verigate.evidence._sources import _read_open
+
+    read, write = os.pipe()
+    os.write(write, b"first half ")
+
+    def rest() -> None:  # once the first half was taken (a short read of the 22 bytes announced), the rest
+        pending = bytearray(4)
+        while True:
+            fcntl.ioctl(read, termios.FIONREAD, pending)
+            if int.from_bytes(pending, sys.byteorder) == 0:
+                break
+            time.sleep(0.001)
+        os.write(write, b"second half")
+        os.close(write)
+
+    writer = threading.Thread(target=rest)
+    writer.start()
+    try:
+        assert _read_open(read, 22) == b"first half second half"
+    finally:
+        writer.join()
         os.close(read)
 
 

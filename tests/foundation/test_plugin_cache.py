@@ -7,6 +7,7 @@ import importlib.metadata as metadata
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +86,28 @@ def test_an_edited_entry_points_file_is_read_again(site: Path) -> None:
     os.utime(points, (old, old))
     names = {item.name for item in discover(GROUP)}
     assert "probe_renamed" in names and "probe_one" not in names
+
+
+@pytest.mark.parametrize("how", ["in place", "replaced"])
+def test_an_entry_points_file_of_the_same_size_and_time_is_read_again(site: Path, how: str) -> None:
+    """Whoever may write the installation can set a file's modification time back (``touch -r``, an installer
+    keeping an archive's times): a same-sized edit must still be seen (the change time cannot be set back, and
+    a replaced file is another inode)."""
+    discover(GROUP)
+    points = site / "verigate_cache_probe-1.0.dist-info" / "entry_points.txt"
+    before = points.stat()
+    edited = "[verigate]\nprobe_one = verigate_probe_xxx_module\n"
+    assert len(edited) == before.st_size
+    if how == "in place":
+        points.write_text(edited, encoding="utf-8")
+    else:
+        other = points.with_name("entry_points.new")
+        other.write_text(edited, encoding="utf-8")
+        other.replace(points)
+    os.utime(points, ns=(before.st_atime_ns, before.st_mtime_ns))
+    time.sleep(_plugin_cache._RACY_S + 0.2)  # the change time leaves the racy window: the fingerprint is trusted
+    assert discover(GROUP) == _fresh()
+    assert {item.value for item in discover(GROUP) if item.name == "probe_one"} == {"verigate_probe_xxx_module"}
 
 
 def test_a_recent_change_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

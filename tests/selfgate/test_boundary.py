@@ -231,3 +231,28 @@ def test_an_error_while_checking_the_boundary_denies_in_block_mode(blocking: Ses
     full, quick = both(blocking)
     assert full[0] == "deny" and "boundary check failed" in full[1] and "unreadable" in full[1]
     assert quick is None  # an error is not cached: the next call checks again
+
+
+@pytest.mark.parametrize("listed_in", ["sandbox.filesystem.allowWrite", "permissions.additionalDirectories"])
+def test_a_writable_root_turned_into_a_link_to_the_state_is_seen_by_both_paths(blocking: Session,
+                                                                               listed_in: str) -> None:
+    """A writable folder the person listed inside the project is the agent's to replace: turned into a link to
+    the self-gate's state, it makes that state writable, though no settings file changed (the verdict resolves
+    every root's links, so its cache must notice the link)."""
+    session = blocking
+    section, name = listed_in.split(".", 1)
+
+    def allow_out(settings: Any) -> None:
+        target = settings.setdefault(section, {})
+        for part in name.split(".")[:-1]:
+            target = target.setdefault(part, {})
+        target.setdefault(name.split(".")[-1], []).append("./out")
+
+    rewrite(session, allow_out)
+    (session.project / "out").mkdir()
+    assert both(session) == (("allow", "", ""), ("allow", "", ""))
+    (session.project / "out").rmdir()  # what the agent's sandboxed shell can do to a folder it may write
+    (session.project / "out").symlink_to(session.state_home)
+    full, quick = both(session)
+    assert full[0] == "deny" and "self-gate state" in full[1] and listed_in in full[1]
+    assert quick in (None, full)

@@ -74,9 +74,10 @@ def read_c3_sources(task_dir: Path) -> tuple[str, dict[str, bytes | None]]:
 
 def _read_open(fd: int, size: int) -> bytes:
     """The rest of the open file ``fd``, expected to hold ``size`` bytes (one read when it does; a file that grew
-    meanwhile is read to its end, as ``read()`` does)."""
+    meanwhile is read to its end, as ``read()`` does). A shorter read is not the end: a read may stop early
+    (Linux gives at most 2 GiB - 4 KiB at once), so reading goes on until a read is empty."""
     data = os.read(fd, size + 1)
-    if len(data) <= size:
+    if len(data) == size:
         return data
     chunks = [data]
     while chunk := os.read(fd, 1 << 20):

@@ -190,7 +190,8 @@ def _flag(layers: _Layers, key: str, wanted: bool, why: str) -> Check:
                                                "claude-code)")
 
 
-def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom: bool) -> Check:
+def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom: bool,
+                 seen: dict[str, str] | None) -> Check:
     """The store's folder must be outside the sandbox's writable roots. A store the person named in
     ``self_gate.store`` is their choice: a warning that it weakens the boundary, not a refusal."""
     name = "self-gate store (self_gate.store)" if custom else "self-gate state"
@@ -198,13 +199,14 @@ def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom:
         fix = ("point VERIGATE_STATE_HOME (or XDG_STATE_HOME) in the host's environment at a folder outside the "
                "project and the sandbox's writable folders, or unset it (default ~/.local/state)")
     for root, what in roots:
-        if root and inside(state, root):
+        if root and inside(state, root, seen):
             return Check(name, False, f"{state} is inside {what} ({root}), which the agent's sandbox can write",
                          fix, advisory=custom)
     return Check(name, True, f"{state} is outside every writable root")
 
 
-def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str]) -> list[Check]:
+def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str],
+                   seen: dict[str, str] | None) -> list[Check]:
     home = env.get("HOME") or os.path.expanduser("~")
     layers, checks = _read_layers(claude_files(project, env), strict_loads)
     checks += [
@@ -221,7 +223,7 @@ def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str
     protected = [os.path.join(project, path) for path in PROJECT_PROTECTED]
     denied = [path for item in layers.entries("sandbox.filesystem.denyWrite") if isinstance(item.value, str)
               if (path := _claude_path(item.value, item.source, project, home)) is not None]
-    open_paths = [path for path in protected if not any(inside(path, deny) for deny in denied)]
+    open_paths = [path for path in protected if not any(inside(path, deny, seen) for deny in denied)]
     checks.append(Check("sandbox.filesystem.denyWrite", not open_paths,
                         "covers " + ", ".join(PROJECT_PROTECTED) if not open_paths else
                         "does not cover " + ", ".join(os.path.relpath(path, project) for path in open_paths),
@@ -246,10 +248,11 @@ def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str
     # the sandbox's own temp folder (/tmp/claude, or a per-user /tmp/claude-<uid>) is writable without listing
     for temp in sorted({"/tmp", "/private/tmp", "/var/tmp", env.get("TMPDIR", "")} - {""}):
         below = os.path.relpath(os.path.realpath(state), os.path.realpath(temp))
-        if inside(state, temp) and below.startswith("claude"):
+        if inside(state, temp, seen) and below.startswith("claude"):
             roots.append((state, f"Claude Code's sandbox temp folder under {temp}"))
     checks.append(_state_check(state, iter(roots), "remove self_gate.store from the configuration: the default "
-                               "is the per-user state folder, outside the sandbox's writable folders", custom))
+                               "is the per-user state folder, outside the sandbox's writable folders", custom,
+                               seen))
     return checks
 
 
@@ -259,7 +262,8 @@ def _toml(raw: bytes) -> Any:
     return tomllib.loads(raw.decode("utf-8"))
 
 
-def _codex_checks(project: str, store: str, custom: bool, config: str, env: Mapping[str, str]) -> list[Check]:
+def _codex_checks(project: str, store: str, custom: bool, config: str, env: Mapping[str, str],
+                  seen: dict[str, str] | None) -> list[Check]:
     layers, checks = _read_layers(codex_files(project, env), _toml)
     profile = layers.scalar("profile")
     prefix = f"profiles.{profile.value}." if profile is not None and isinstance(profile.value, str) else ""
@@ -290,7 +294,7 @@ def _codex_checks(project: str, store: str, custom: bool, config: str, env: Mapp
         roots.append((env["TMPDIR"], "$TMPDIR (writable under workspace-write)"))
     checks.append(_state_check(state, iter(roots), "remove self_gate.store from the configuration (the default is "
                                "the per-user state folder), and keep it out of /tmp, $TMPDIR and writable_roots",
-                               custom))
+                               custom, seen))
     first = config_candidates(project, env)
     protected_config = config in first[:2]
     checks.append(Check("self-gate configuration", protected_config,
@@ -303,18 +307,20 @@ def _codex_checks(project: str, store: str, custom: bool, config: str, env: Mapp
 
 
 def host_checks(host: Host, project: str, store: str, config: str, custom_store: bool = False,
-                environ: Mapping[str, str] | None = None) -> list[Check]:
+                environ: Mapping[str, str] | None = None, seen: dict[str, str] | None = None) -> list[Check]:
     """Every settings check for ``host``: ``store`` is the self-gate store in use (``custom_store``: named in
-    ``self_gate.store``), ``config`` the configuration file the self-gate read ("" for none)."""
+    ``self_gate.store``), ``config`` the configuration file the self-gate read ("" for none); ``seen`` collects
+    the paths whose links the checks resolved, each with its resolved form."""
     env = os.environ if environ is None else environ
     if host == "claude-code":
-        return _claude_checks(project, store, custom_store, env)
-    return _codex_checks(project, store, custom_store, config, env)
+        return _claude_checks(project, store, custom_store, env, seen)
+    return _codex_checks(project, store, custom_store, config, env, seen)
 
 
 def missing(host: Host, project: str, store: str, config: str, custom_store: bool = False,
-            environ: Mapping[str, str] | None = None) -> list[str]:
+            environ: Mapping[str, str] | None = None, seen: dict[str, str] | None = None) -> list[str]:
     """What block mode lacks: one short line per failing check (empty when the boundary holds). Errors
-    propagate: the caller fails closed."""
-    failed = [check for check in host_checks(host, project, store, config, custom_store, environ) if check.failed]
+    propagate: the caller fails closed. ``seen``: as for :func:`host_checks`."""
+    failed = [check for check in host_checks(host, project, store, config, custom_store, environ, seen)
+              if check.failed]
     return [f"{check.name}: {check.detail} (fix: {check.fix})" for check in failed]

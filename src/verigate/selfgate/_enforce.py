@@ -283,16 +283,18 @@ def _boundary_refusal(settings: Settings, tool_name: str) -> ToolDecision | None
         # the key (the files' signatures) before reading them: a file changed meanwhile makes the next call check
         # again
         key = _wall.key(settings.host, project, store, files)
+        resolved: dict[str, str] = {}  # the links the verdict followed: the cache holds while they resolve alike
         try:
             from ._boundary import missing
 
-            lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store)
+            lacking = missing(settings.host, project, store, settings.config_path, settings.custom_store,
+                              seen=resolved)
         except Exception as exc:  # the boundary cannot be shown to hold: refuse, and cache nothing (it may pass)
             return ToolDecision(*boundary_verdict(tool_name, settings.host,
                                                   [f"the boundary check failed ({type(exc).__name__}: {exc})"],
                                                   settings.config_path))
         if not settings.custom_store:
-            _wall.remember_missing(state_dir, settings.host, key, lacking)
+            _wall.remember_missing(state_dir, settings.host, key, lacking, resolved)
     if not lacking:
         return None
     return ToolDecision(*boundary_verdict(tool_name, settings.host, lacking, settings.config_path))

@@ -72,9 +72,12 @@ def config_candidates(project: str, environ: Mapping[str, str] | None = None) ->
             os.path.join(project, ".codex", CONFIG_NAME), os.path.join(project, CONFIG_NAME))
 
 
-def inside(path: str, root: str) -> bool:
-    """Whether ``path`` is ``root`` or lies beneath it, both resolved (symlinks, ``..``)."""
+def inside(path: str, root: str, seen: dict[str, str] | None = None) -> bool:
+    """Whether ``path`` is ``root`` or lies beneath it, both resolved (symlinks, ``..``); ``seen`` collects
+    each path's resolved form (the boundary verdict's cache depends on them: a link has no settings file)."""
     resolved, base = os.path.realpath(path), os.path.realpath(root)
+    if seen is not None:
+        seen[path], seen[root] = resolved, base
     return resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep)
 
 

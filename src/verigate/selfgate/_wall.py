@@ -1,5 +1,6 @@
 """The boundary check's cache: the full check's verdict on the host's sandbox settings, valid while every file it
-read keeps its stat signature and the environment that located them is unchanged (used on the fast path)."""
+read keeps its stat signature, the environment that located them is unchanged and every path whose links it
+resolved resolves as it did (a writable root the agent replaced by a link changes no settings file)."""
 
 # os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
 from __future__ import annotations
@@ -71,12 +72,14 @@ def _cache_path(state_dir: str, host: Host) -> str:
     return os.path.join(state_dir, f"fast-boundary-{host}.json")
 
 
-def remember_missing(state_dir: str, host: Host, taken: Mapping[str, Any], missing: Sequence[str]) -> None:
+def remember_missing(state_dir: str, host: Host, taken: Mapping[str, Any], missing: Sequence[str],
+                     resolved: Mapping[str, str]) -> None:
     """Keep the full check's verdict (what is missing, empty when the boundary holds) under the ``key`` taken
-    before the files were read."""
+    before the files were read, with the paths the check resolved (``_boundary.missing``'s ``seen``)."""
     from ._sealed import write_cache
 
-    write_cache(_cache_path(state_dir, host), {**taken, "missing": list(missing)})
+    write_cache(_cache_path(state_dir, host), {**taken, "missing": list(missing),
+                                               "resolved": sorted([path, real] for path, real in resolved.items())})
 
 
 def cached_missing(state_dir: str, host: Host, project: str, store: str, files: Sequence[str],
@@ -88,7 +91,13 @@ def cached_missing(state_dir: str, host: Host, project: str, store: str, files: 
     current = key(host, project, store, files, environ)
     if any(cached.get(name) != value for name, value in current.items()):
         raise Doubt("the host's settings changed since the boundary was checked")
-    missing = cached.get("missing")
-    if not isinstance(missing, list) or not all(isinstance(item, str) and item for item in missing):
+    missing, resolved = cached.get("missing"), cached.get("resolved")
+    if (not isinstance(missing, list) or not all(isinstance(item, str) and item for item in missing)
+            or not isinstance(resolved, list)):
         raise Doubt("damaged boundary cache")
+    for pair in resolved:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)):
+            raise Doubt("damaged boundary cache")
+        if os.path.realpath(pair[0]) != pair[1]:
+            raise Doubt(f"{pair[0]} resolves elsewhere since the boundary was checked")
     return missing
