@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,51 @@ def test_wire_schema_keeps_shape_and_drops_constraints() -> None:
     for dropped in ("minimum", "maximum", "maxLength", "pattern", "maxItems", "$schema", "$id"):
         assert dropped not in text
     assert wire["properties"]["reflection"]["required"] == ["observation", "lesson", "next_check"]
+
+
+def _by_string_template(chat_user: str, request: JudgeRequest, caps: JudgeCaps) -> tuple[str, str]:
+    """The oracle: both prompts as ``string.Template.substitute`` fills the shipped files, with this call's tag and
+    the same capped, neutralised fields (the capped texts come from ``capped``, tested above on its own)."""
+    from string import Template
+
+    from verigate.judge._prompt import _observations_text, _rubric_text, capped
+
+    tag = delimiter_tag(chat_user)
+    candidate = request.candidate
+    fields = {
+        "request": capped(candidate.request, caps.request_chars),
+        "final_answer": capped(candidate.final_text, caps.candidate_chars) or "(empty)",
+        "observations": _observations_text(request, caps),
+        "rubric": _rubric_text(request, caps),
+    }
+    user = Template(read_text("prompts", "judge_user.txt")).substitute(
+        {key: neutralise(value) for key, value in fields.items()}, tag=tag)
+    return Template(read_text("prompts", "judge_system.txt")).substitute(tag=tag), user
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=120), st.text(max_size=300), st.text(alphabet=st.sampled_from("<>$ {}ab\n"), max_size=40),
+       st.integers(min_value=1, max_value=4096))
+def test_the_parsed_templates_fill_exactly_as_string_template_does(request: str, final: str, output: str,
+                                                                   tokens: int) -> None:
+    """The templates are split once and filled by a join: the prompts are those ``string.Template`` makes, ``$``
+    and braces in the data included; ``max_output_tokens`` is set on the request itself."""
+    candidate = Candidate(request, final, (ToolObservation("t", {"k": output}, output, None),))
+    judged = JudgeRequest(candidate, (output,), (final[:20],))
+    chat = build_chat_request(judged, DEFAULT_CAPS, response_schema={"type": "object"}, max_output_tokens=tokens)
+    assert (chat.system, chat.user) == _by_string_template(chat.user, judged, DEFAULT_CAPS)
+    assert chat.max_output_tokens == tokens and chat.response_schema == {"type": "object"}
+    assert build_chat_request(judged, DEFAULT_CAPS, response_schema=None).max_output_tokens == 1024
+
+
+def test_a_template_with_a_bad_placeholder_is_a_schema_error() -> None:
+    """A placeholder the prompt does not fill, or a lone ``$``, fails when the template is parsed (as
+    ``string.Template.substitute`` failed at every call), never as a prompt with the placeholder left in."""
+    from verigate import SchemaError
+    from verigate.judge._prompt import _Template
+
+    names = frozenset({"request", "tag"})
+    for text in ("judge ${request} $unknown", "judge ${unknown}", "costs $ 5", "ends with $"):
+        with pytest.raises(SchemaError, match="bad placeholder"):
+            _Template("judge_user.txt", text, names)
+    assert _Template("t.txt", "ok $$ ${tag}$request.", names).fill({"tag": "T", "request": "R"}) == "ok $ TR."

@@ -18,6 +18,7 @@ from verigate.redact._guards import GUARD_FLAGS, GUARDS
 from verigate.redact._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from verigate.redact._views import views
 from verigate.rules import Prefiltered, RuleSet, TextView, load_pack
+from verigate.rules._keywords import PatternSet
 
 REDACTOR = RulePackRedactor.from_packs(list(DEFAULT_PACKS))
 REDACTOR.redact("x" * RE2_AFTER_CHARS)  # past the warm-up: re2 decides from here on where it is installed
@@ -150,9 +151,9 @@ class _GivingUp:
 def test_a_search_re2_gives_up_on_is_decided_by_the_searches() -> None:
     text = "mail a@b.example, key ghp_" + "a" * 36
     prefilter = RulePrefilter(RULESET)
-    prefilter._guard_set = _GivingUp()
+    prefilter._guard_set = PatternSet(_GivingUp())
     assert prefilter.needed(text) == prefilter.keyword_needed(text)  # no guard narrows
-    prefilter._re2_set = _GivingUp()
+    prefilter._re2_set = PatternSet(_GivingUp())
     assert prefilter.needed(text) == _oracle_needed(text)
     assert prefilter.scan(text) == RULESET.scan(text)
 

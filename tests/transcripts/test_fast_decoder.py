@@ -4,14 +4,16 @@ events, warnings and working directory for every line, and it never accepts a li
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from verigate.transcripts import _fast
+from verigate.transcripts import _fast, _reader
 from verigate.transcripts._reader import Transcript, _claude_line, decode_line
 
 pytestmark = pytest.mark.skipif(not _fast.AVAILABLE, reason="msgspec is not installed")
@@ -190,3 +192,32 @@ def test_nesting_is_counted_however_the_brackets_mix(kinds: str, depth: int) -> 
         assert _json_accepts(text)
     assert _outcome(text, fast=True) == _outcome(text, fast=False)
     assert (fast is None) == (depth + 2 >= sys.getrecursionlimit() // 4)  # the line's own braces count too
+
+
+def _read_whole(path: Path, monkeypatch: pytest.MonkeyPatch, min_bytes: int) -> tuple[Any, ...]:
+    monkeypatch.setattr(_reader, "FAST_MIN_BYTES", min_bytes)
+    reader = _reader.read_claude_code(path)
+    events = list(reader)
+    return events, reader.warnings, reader.warning_samples, reader.cwd, reader.truncated_tail, reader.lines
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(records(), st.sampled_from(range(len(MUTATIONS)))), max_size=8), st.booleans())
+def test_a_whole_file_reads_the_same_on_either_side_of_the_size_threshold(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[tuple[Any, int]], cut_tail: bool) -> None:
+    # the oracle is the plain path (json.loads per line); the threshold only picks which decoder reads the file
+    text = "".join(MUTATIONS[mutation](json.dumps(record)) + "\n" for record, mutation in lines)
+    path = tmp_path / "session.jsonl"
+    path.write_text(text[:-1] if cut_tail and text else text, encoding="utf-8")
+    assert _read_whole(path, monkeypatch, 0) == _read_whole(path, monkeypatch, 1 << 62)
+
+
+def test_a_small_transcript_is_read_without_importing_msgspec(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "fix it"}}) + "\n",
+                    encoding="utf-8")
+    code = ("import sys; from verigate.transcripts import read_claude_code; "
+            f"events = list(read_claude_code({str(path)!r})); print(len(events), 'msgspec' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", "False"]

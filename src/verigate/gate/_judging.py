@@ -101,8 +101,11 @@ async def _prepare(judge: JudgeEngine, engine: str, deadline: float | None) -> V
     if remaining is not None and remaining <= 0:
         return Verdict.verification_error("verification_time_budget_exhausted", engine=engine)
     try:
-        async with asyncio.timeout(remaining):
+        if remaining is None:  # no deadline: nothing to time out (a timeout scope costs a few µs a finalize)
             await prepare()
+        else:
+            async with asyncio.timeout(remaining):
+                await prepare()
     except TimeoutError:
         return Verdict.verification_error("verification_time_budget_exhausted", engine=engine)
     except JudgeError as exc:

@@ -31,12 +31,14 @@ class CallableClient:
         self.function: Callable[..., Any] = config.function
         name = getattr(self.function, "__qualname__", None) or type(self.function).__name__
         self.label = f"callable:{config.model or name}"
+        # decided once: the function is fixed, and inspect's check costs ~1 µs a judgment
+        self._is_async = inspect.iscoroutinefunction(self.function)
 
     async def complete(self, request: ChatRequest, *, timeout_s: float) -> str | Mapping[str, Any]:
         timeout_s = bounded_timeout(timeout_s)
         try:
             async with asyncio.timeout(timeout_s):
-                if inspect.iscoroutinefunction(self.function):
+                if self._is_async:
                     reply = await self.function(request)
                 else:
                     # in a copy of this task's context, as asyncio.to_thread runs a function: report_usage from

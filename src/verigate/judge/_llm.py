@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import attrs
-
 from .. import _face
 from .._data import schema
 from .._errors import ConfigError, JudgeError
@@ -66,10 +64,8 @@ class LLMJudge:
         if self.client is None:
             raise JudgeError("judge_unavailable", "engine 'llm_judge' has no model client configured")
         check_trust(self.config, request)
-        chat = attrs.evolve(
-            build_chat_request(request, self.config.caps, response_schema=self.response_schema),
-            max_output_tokens=self.max_output_tokens,
-        )
+        chat = build_chat_request(request, self.config.caps, response_schema=self.response_schema,
+                                  max_output_tokens=self.max_output_tokens)
         try:
             async with asyncio.timeout(timeout_s):
                 reply = await self.client.complete(chat, timeout_s=timeout_s)

@@ -17,8 +17,8 @@ a span a plug-in kind reports) are those of the full set; the sub-sets are kept 
 ``google-re2`` was chosen over ``pyahocorasick`` by measurement (4 KB answer, 69 keywords, this machine): 25 µs
 per text against 100-260 µs for the automaton (it yields every occurrence, and ``/`` occurs often) and
 400-600 µs for the per-keyword searches; 2-6 ms per MB against 33-67 ms and 150-220 ms. A text re2 cannot take
-(a lone surrogate has no UTF-8 form), an error inside it, or a search it gave up on (see ``_build_re2``) falls
-back to the searches: a failure never skips a rule.
+(a lone surrogate has no UTF-8 form), an error inside it, or a search it gave up on (see
+``rules._keywords.PatternSet``) falls back to the searches: a failure never skips a rule.
 """
 
 from __future__ import annotations
@@ -26,36 +26,17 @@ from __future__ import annotations
 import functools
 import operator
 import threading
-from collections.abc import Iterable
-from typing import Any
 
 from ..rules import Match, RuleSet
 from ..rules._engine import declared_prefilter
+from ..rules._keywords import RE2_AFTER_CHARS, PatternSet, pattern_set
 from ..rules._kinds import RegexMatcher  # a guard is written for a pattern as the regex kind runs it
 from ._guards import GUARD_FLAGS, GUARDS
 
-__all__ = ["RulePrefilter"]
+__all__ = ["RE2_AFTER_CHARS", "RulePrefilter"]
 
 #: sub-sets of rules kept per redactor (each is a small RuleSet); the oldest goes first when full
 _SUBSETS = 256
-#: re2's DFA for a set of literals has at most one state per keyword character (plus one): under this many
-#: characters it stays far below re2's memory budget, so its search cannot give up on a long text (re2 would
-#: then report nothing matched, which here would skip rules)
-_RE2_MAX_KEYWORD_CHARS = 20_000
-_RE2_MAX_MEM = 64 << 20
-#: characters a redactor scans before it imports re2 (~10 ms with building the sets) and uses it: re2 saves
-#: ~0.3 µs per character of a typical text, so this is about where the import has paid for itself
-RE2_AFTER_CHARS = 1 << 16
-
-
-def _load_re2() -> Any:
-    try:
-        import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]  # ships no types
-    except ImportError:
-        return None
-    return re2
-
-
 class RulePrefilter:
     """The rules of ``ruleset`` a text can need, and a scan that runs only those (thread-safe)."""
 
@@ -85,9 +66,10 @@ class RulePrefilter:
             (keyword, by_keyword[keyword],
              tuple(other for other in ordered[:index] if other != keyword and other in keyword))
             for index, keyword in enumerate(ordered))
-        self._re2_set: Any = None
-        self._re2_masks: tuple[str, ...] = ()
-        self._guard_set: Any = None
+        self._re2_set: PatternSet | None = None
+        #: the rules of each keyword in the set, by its index there
+        self._re2_masks: tuple[int, ...] = ()
+        self._guard_set: PatternSet | None = None
         self._guard_masks: tuple[int, ...] = ()
         self._guarded = 0
         self._subsets: dict[int, RuleSet] = {}
@@ -105,7 +87,7 @@ class RulePrefilter:
                 return
             self._re2_after = -1
             ordered = [keyword for keyword, _, _ in self._plan]
-            keywords, keyword_names = self._build_re2(ordered)
+            keywords = pattern_set(ordered)
             if keywords is None:
                 return
             # guards narrow what the keywords chose; only with re2 (in Python's re a guard costs what its rule does)
@@ -116,35 +98,13 @@ class RulePrefilter:
                 if type(matcher) is RegexMatcher and matcher.flags == GUARD_FLAGS and matcher.source in GUARDS:
                     guard = GUARDS[matcher.source]
                     guarded[guard] = guarded.get(guard, 0) | 1 << order
-            guard_set, guards = self._build_re2(list(guarded), literal=False)
+            guard_set = pattern_set(list(guarded), literal=False)
             if guard_set is not None:
-                self._guard_masks = tuple(guarded.get(guard, 0) for guard in guards)
+                self._guard_masks = tuple(guarded.values())
                 self._guard_set = guard_set
                 self._guarded = functools.reduce(operator.or_, self._guard_masks, 0)
-            self._re2_masks = keyword_names
+            self._re2_masks = tuple(self._masks[keyword] for keyword in ordered)
             self._re2_set = keywords
-
-    @staticmethod
-    def _build_re2(patterns: list[str], *, literal: bool = True) -> tuple[Any, tuple[str, ...]]:
-        """One re2 set of ``patterns`` (literals, or re2 regexes), each at its index plus one."""
-        re2 = _load_re2()
-        if re2 is None or not patterns or sum(map(len, patterns)) > _RE2_MAX_KEYWORD_CHARS:
-            return None, ()
-        try:
-            options = re2.Options()
-            options.max_mem = _RE2_MAX_MEM
-            matcher = re2.Set.SearchSet(options)
-            # pattern 0 matches every text: re2 reports a search it gave up on (out of memory) as "nothing
-            # matched", so an answer without it is a failure, decided by the searches instead
-            if matcher.Add("") != 0:
-                return None, ()
-            for index, pattern in enumerate(patterns, start=1):
-                if matcher.Add(re2.escape(pattern) if literal else pattern) != index:
-                    return None, ()
-            matcher.Compile()
-        except Exception:  # any problem building it: the searches decide instead (or no guard narrows)
-            return None, ()
-        return matcher, ("", *patterns)
 
     @property
     def multi_pattern(self) -> bool:
@@ -163,11 +123,8 @@ class RulePrefilter:
 
     def _guards_passed(self, text: str) -> int | None:
         """The guarded rules whose guard matches ``text``; None when re2 could not answer."""
-        try:
-            found: Iterable[int] | None = self._guard_set.Match(text)
-        except Exception:  # the text has no UTF-8 form, or re2 failed: no guard narrows
-            return None
-        if found is None or 0 not in found:
+        found = self._guard_set.matching(text) if self._guard_set is not None else None
+        if found is None:  # re2 could not answer: no guard narrows
             return None
         passed = 0
         for index in found:
@@ -177,17 +134,12 @@ class RulePrefilter:
     def keyword_needed(self, text: str) -> int:
         """The rules ``RuleSet.scan`` would run on ``text``, as a bit set of their orders."""
         lowered = text.lower()
-        if self._re2_set is not None:
-            try:
-                found: Iterable[int] | None = self._re2_set.Match(lowered)
-            except Exception:  # e.g. a lone surrogate (no UTF-8 form): decide with the searches below
-                found = None
-            if found is not None and 0 in found:
-                chosen = self._always
-                for index in found:
-                    if index:
-                        chosen |= self._masks[self._re2_masks[index]]
-                return chosen
+        found = None if self._re2_set is None else self._re2_set.matching(lowered)
+        if found is not None:
+            chosen = self._always
+            for index in found:
+                chosen |= self._re2_masks[index]
+            return chosen
         return self._searched(lowered)
 
     def _searched(self, lowered: str) -> int:

@@ -14,6 +14,7 @@ from .. import _data
 from .._errors import RuleError
 from .._schema_errors import schema_failure
 from . import _checked
+from ._keywords import FoldedKeywords
 from ._kinds import PhraseMatcher, RegexMatcher
 from ._pack import Example, Pack, Rule, load_pack, shipped_packs
 from ._text import TextView
@@ -180,11 +181,14 @@ class _Prefilter:
     rules_by_keyword: Mapping[str, tuple[int, ...]]
     #: per rule: what a scan calls once the rule is needed (its keyword test is already done)
     finders: tuple[Callable[[TextView], Iterable[tuple[int, int]]], ...]
+    #: the ``phrase`` rules with keywords, chosen by their keywords in the folded text (``_keywords``)
+    phrases: FoldedKeywords | None = None
 
     @classmethod
     def of(cls, compiled: tuple[_Compiled, ...]) -> _Prefilter:
         always: set[int] = set()
         by_keyword: dict[str, list[int]] = {}
+        by_phrase_keyword: dict[str, set[int]] = {}
         finders: list[Callable[[TextView], Iterable[tuple[int, int]]]] = []
         for order, item in enumerate(compiled):
             matcher = item.matcher
@@ -194,25 +198,36 @@ class _Prefilter:
             else:
                 keywords = ()
                 finders.append(matcher.find)
+                if type(matcher) is PhraseMatcher and matcher.keywords:
+                    # its find tests them itself; deciding them here for all phrase rules at once skips the
+                    # rules none of whose keywords occur (the same test, so the same rules)
+                    for keyword in matcher.keywords:
+                        by_phrase_keyword.setdefault(keyword, set()).add(order)
+                    continue
             if not keywords:
                 always.add(order)
             for keyword in dict.fromkeys(keywords):
                 by_keyword.setdefault(keyword, []).append(order)
+        phrases = FoldedKeywords({keyword: frozenset(orders) for keyword, orders in by_phrase_keyword.items()}) \
+            if by_phrase_keyword else None
         return cls(frozenset(always), tuple(by_keyword),
-                   {keyword: tuple(orders) for keyword, orders in by_keyword.items()}, tuple(finders))
+                   {keyword: tuple(orders) for keyword, orders in by_keyword.items()}, tuple(finders), phrases)
 
     def needed(self, view: TextView) -> list[int]:
         """The rules (by order) whose keywords occur in the text, plus those without a prefilter, in order."""
-        lowered = view.lowered
-        # in a long text, proving a keyword absent costs a pass: skip those whose rules all run anyway
-        long_text = len(lowered) > _LONG_TEXT
         chosen = set(self.always)
-        for keyword in self.keywords:
-            rules = self.rules_by_keyword[keyword]
-            if long_text and chosen.issuperset(rules):
-                continue
-            if keyword in lowered:
-                chosen.update(rules)
+        if self.keywords:
+            lowered = view.lowered
+            # in a long text, proving a keyword absent costs a pass: skip those whose rules all run anyway
+            long_text = len(lowered) > _LONG_TEXT
+            for keyword in self.keywords:
+                rules = self.rules_by_keyword[keyword]
+                if long_text and chosen.issuperset(rules):
+                    continue
+                if keyword in lowered:
+                    chosen.update(rules)
+        if self.phrases is not None:
+            self.phrases.choose(view.folded, chosen)
         return sorted(chosen)
 
 
