@@ -4,6 +4,7 @@ blocked tools are refused while one is missing, and a person can opt into best-e
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +257,57 @@ def test_a_writable_root_turned_into_a_link_to_the_state_is_seen_by_both_paths(b
     full, quick = both(session)
     assert full[0] == "deny" and "self-gate state" in full[1] and listed_in in full[1]
     assert quick in (None, full)
+
+
+def _allow_out(session: Session) -> Path:
+    rewrite(session, lambda settings: settings["sandbox"]["filesystem"].setdefault("allowWrite", []).append("./out"))
+    out = session.project / "out"
+    out.mkdir()
+    assert both(session) == (("allow", "", ""), ("allow", "", ""))
+    out.rmdir()
+    return out
+
+
+def test_a_writable_root_linked_past_a_path_too_long_to_resolve_is_refused(blocking: Session,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.path.realpath`` takes a component it cannot lstat (here ENAMETOOLONG: the link lies past PATH_MAX) for
+    a plain name and goes on, while the kernel follows the link: the root then 'resolves' inside the project and
+    the state folder is writable through it. Such a resolution is an error, so the check refuses."""
+    session = blocking
+    out = _allow_out(session)
+    deep_a, deep_b = "/".join(["a" * 200] * 12), "/".join(["b" * 200] * 12)
+    (session.project / deep_a).mkdir(parents=True)
+    monkeypatch.chdir(session.project / deep_a)  # project/A/B is past PATH_MAX: made relative to A
+    os.makedirs(deep_b)
+    os.symlink(session.state_home, os.path.join(deep_b, "L"))
+    os.symlink(os.path.join(deep_b, "L"), "L1")
+    monkeypatch.chdir(session.project)
+    out.symlink_to(os.path.join(deep_a, "L1"))
+    assert os.stat(out).st_ino == os.stat(session.state_home).st_ino  # the kernel follows it to the state
+    full, quick = both(session)
+    assert full[0] == "deny" and "boundary check failed" in full[1]
+    assert quick is None  # an error is not cached: the next call checks again
+
+
+def test_a_path_that_resolves_two_ways_in_one_check_is_an_error(tmp_path: Path) -> None:
+    """One check resolves the state folder several times; an answer that changed meanwhile was never checked as
+    a whole, so ``inside`` raises rather than record either."""
+    from verigate.selfgate._location import inside
+
+    seen = {str(tmp_path / "root"): "/elsewhere"}
+    with pytest.raises(OSError, match="two places"):
+        inside(str(tmp_path / "x"), str(tmp_path / "root"), seen)
+
+
+def test_resolving_fails_closed_where_realpath_guesses(tmp_path: Path) -> None:
+    """A link loop, or a path past PATH_MAX, is an error; a path that does not exist yet resolves as it reads."""
+    from verigate.selfgate._location import resolved
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(OSError):
+        resolved(str(tmp_path / "loop" / "x"))
+    with pytest.raises(OSError):
+        resolved(str(tmp_path / ("n" * 250 + "/") * 20))
+    assert resolved(str(tmp_path / "not-yet" / "made")) == os.path.realpath(tmp_path / "not-yet" / "made")
+    (tmp_path / "file").write_text("x")
+    assert resolved(str(tmp_path / "file" / "below")) == str(tmp_path / "file" / "below")
