@@ -18,7 +18,7 @@ import attrs
 
 from .._errors import StrictJSONError
 from .._json import loads as strict_loads
-from ._location import config_candidates, inside, state_root
+from ._location import config_candidates, inside, resolved, state_root
 from ._snippets import PROJECT_PROTECTED, claude_settings, rule_path
 from ._wall import Host, claude_files, codex_files
 
@@ -247,7 +247,7 @@ def _claude_checks(project: str, store: str, custom: bool, env: Mapping[str, str
               for item in layers.entries("permissions.additionalDirectories")]
     # the sandbox's own temp folder (/tmp/claude, or a per-user /tmp/claude-<uid>) is writable without listing
     for temp in sorted({"/tmp", "/private/tmp", "/var/tmp", env.get("TMPDIR", "")} - {""}):
-        below = os.path.relpath(os.path.realpath(state), os.path.realpath(temp))
+        below = os.path.relpath(resolved(state), resolved(temp))
         if inside(state, temp, seen) and below.startswith("claude"):
             roots.append((state, f"Claude Code's sandbox temp folder under {temp}"))
     checks.append(_state_check(state, iter(roots), "remove self_gate.store from the configuration: the default "

@@ -8,11 +8,14 @@ The hosts' sandboxes let the agent's shell write the project (Claude Code: the w
 # os and os.path rather than pathlib: the pre-tool-use fast path imports this module on every tool call
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 
 __all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "config_candidates", "inside",
-           "legacy_store", "project_key", "project_state_dir", "protected_paths", "state_root", "store_paths"]
+           "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",
+           "store_paths"]
 
 STATE_HOME_ENV = "VERIGATE_STATE_HOME"
 STORE_NAME = "self-gates.jsonl"
@@ -72,13 +75,45 @@ def config_candidates(project: str, environ: Mapping[str, str] | None = None) ->
             os.path.join(project, ".codex", CONFIG_NAME), os.path.join(project, CONFIG_NAME))
 
 
+#: the longest path Linux takes whole (PATH_MAX, its terminating NUL included)
+_PATH_MAX = 4096
+
+
+def resolved(path: str) -> str:
+    """``os.path.realpath(path)``, failing closed. The non-strict ``realpath`` takes a component it cannot lstat
+    (EACCES below a folder without search permission, ENAMETOOLONG past PATH_MAX, ELOOP) for a plain name and goes
+    on, while the kernel still follows a link there: such a path resolves elsewhere than it says. So the answer
+    must be short enough to be looked up whole, and each of its prefixes an existing non-link, up to one that does
+    not exist (a root not made yet: nothing below it exists either). Anything else raises OSError, and the
+    boundary check refuses."""
+    real = os.path.realpath(path)
+    if len(os.fsencode(real)) >= _PATH_MAX:
+        raise OSError(errno.ENAMETOOLONG, "a path too long to resolve for certain", real)
+    prefix = ""
+    for part in real.split(os.sep):  # noqa: PTH206  # os.path on purpose: see the imports
+        if not part:
+            continue
+        prefix += os.sep + part
+        try:
+            info = os.lstat(prefix)
+        except (FileNotFoundError, NotADirectoryError):
+            break
+        if stat.S_ISLNK(info.st_mode):
+            raise OSError(errno.ELOOP, "a link os.path.realpath could not resolve", prefix)
+    return real
+
+
 def inside(path: str, root: str, seen: dict[str, str] | None = None) -> bool:
-    """Whether ``path`` is ``root`` or lies beneath it, both resolved (symlinks, ``..``); ``seen`` collects
-    each path's resolved form (the boundary verdict's cache depends on them: a link has no settings file)."""
-    resolved, base = os.path.realpath(path), os.path.realpath(root)
+    """Whether ``path`` is ``root`` or lies beneath it, both resolved (symlinks, ``..``; :func:`resolved`);
+    ``seen`` collects each path's resolved form (the boundary verdict's cache depends on them: a link has no
+    settings file). A path that resolved otherwise earlier in the same check raises: the check never saw one
+    consistent state."""
+    real, base = resolved(path), resolved(root)
     if seen is not None:
-        seen[path], seen[root] = resolved, base
-    return resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep)
+        for given, answer in ((path, real), (root, base)):
+            if seen.setdefault(given, answer) != answer:
+                raise OSError(errno.EAGAIN, "a path resolved to two places during one boundary check", given)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def protected_paths(project: str, store: str, state_dir: str, custom_store: bool) -> list[str]:

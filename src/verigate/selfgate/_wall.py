@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from ._location import resolved
+
 __all__ = ["ENV_KEYS", "HOSTS", "Host", "cached_missing", "claude_files", "codex_files", "key", "remember_missing",
            "watched_files"]
 
@@ -73,13 +75,13 @@ def _cache_path(state_dir: str, host: Host) -> str:
 
 
 def remember_missing(state_dir: str, host: Host, taken: Mapping[str, Any], missing: Sequence[str],
-                     resolved: Mapping[str, str]) -> None:
+                     seen: Mapping[str, str]) -> None:
     """Keep the full check's verdict (what is missing, empty when the boundary holds) under the ``key`` taken
     before the files were read, with the paths the check resolved (``_boundary.missing``'s ``seen``)."""
     from ._sealed import write_cache
 
     write_cache(_cache_path(state_dir, host), {**taken, "missing": list(missing),
-                                               "resolved": sorted([path, real] for path, real in resolved.items())})
+                                               "resolved": sorted([path, real] for path, real in seen.items())})
 
 
 def cached_missing(state_dir: str, host: Host, project: str, store: str, files: Sequence[str],
@@ -91,13 +93,17 @@ def cached_missing(state_dir: str, host: Host, project: str, store: str, files: 
     current = key(host, project, store, files, environ)
     if any(cached.get(name) != value for name, value in current.items()):
         raise Doubt("the host's settings changed since the boundary was checked")
-    missing, resolved = cached.get("missing"), cached.get("resolved")
+    missing, recorded = cached.get("missing"), cached.get("resolved")
     if (not isinstance(missing, list) or not all(isinstance(item, str) and item for item in missing)
-            or not isinstance(resolved, list)):
+            or not isinstance(recorded, list)):
         raise Doubt("damaged boundary cache")
-    for pair in resolved:
+    for pair in recorded:
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)):
             raise Doubt("damaged boundary cache")
-        if os.path.realpath(pair[0]) != pair[1]:
+        try:
+            now = resolved(pair[0])
+        except OSError as exc:  # it cannot be resolved for certain: the full check refuses
+            raise Doubt(f"{pair[0]} cannot be resolved ({exc.strerror})") from exc
+        if now != pair[1]:
             raise Doubt(f"{pair[0]} resolves elsewhere since the boundary was checked")
     return missing
