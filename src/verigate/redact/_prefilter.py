@@ -7,12 +7,12 @@ keyword in one ``re2.Set``, a DFA over the text). Without it the rule set's own 
 searches here, which skip a keyword when a shorter keyword inside it is known absent or when every rule it would
 select is selected, only stand in for a text re2 cannot take).
 
-The keyword answer is exact, not a guess: a rule is selected iff ``RuleSet.scan`` would run it (it has no
-prefilter, or one of its keywords occurs in ``text.lower()``). With re2, a second pass over the text then drops
-the selected rules whose guard (a re2 pattern every match of the rule's pattern implies, see ``_guards``) finds
-nothing: such a rule would have found nothing either. The selected rules are scanned by a :class:`RuleSet` of just
-those rules, in their original order, so the matches (their order, ``verigate: allow`` suppression, the check of
-a span a plug-in kind reports) are those of the full set; the sub-sets are kept per redactor (bounded).
+The keyword answer is exact, not a guess: a rule is selected iff ``RuleSet.scan`` would run it (it has no prefilter,
+or one of its keywords occurs in ``caseless(text)``, its lower-cased form). With re2, a second pass over the text
+then drops the selected rules whose guard (a re2 pattern every match of the rule's pattern implies, see ``_guards``)
+finds nothing: such a rule would have found nothing either. The selected rules are scanned by a :class:`RuleSet` of
+just those rules, in their original order, so the matches (their order, ``verigate: allow`` suppression, the check
+of a span a plug-in kind reports) are those of the full set; the sub-sets are kept per redactor (bounded).
 
 ``google-re2`` was chosen over ``pyahocorasick`` by measurement (4 KB answer, 69 keywords, this machine): 25 µs
 per text against 100-260 µs for the automaton (it yields every occurrence, and ``/`` occurs often) and
@@ -31,6 +31,7 @@ from ..rules import Match, RuleSet
 from ..rules._engine import declared_prefilter
 from ..rules._keywords import RE2_AFTER_CHARS, PatternSet, pattern_set
 from ..rules._kinds import RegexMatcher  # a guard is written for a pattern as the regex kind runs it
+from ..rules._text import caseless
 from ._guards import GUARD_FLAGS, GUARDS
 
 __all__ = ["RE2_AFTER_CHARS", "RulePrefilter"]
@@ -133,7 +134,7 @@ class RulePrefilter:
 
     def keyword_needed(self, text: str) -> int:
         """The rules ``RuleSet.scan`` would run on ``text``, as a bit set of their orders."""
-        lowered = text.lower()
+        lowered = caseless(text)
         found = None if self._re2_set is None else self._re2_set.matching(lowered)
         if found is not None:
             chosen = self._always

@@ -16,7 +16,7 @@ from ._engine import (
 )
 from ._kinds import PhraseKind, RegexKind
 from ._pack import Example, Pack, Rule, is_pack, load_pack, load_pack_text, shipped_packs
-from ._text import TextView, fold
+from ._text import TextView, caseless, fold
 
 __all__ = [
     "ALLOW_MARKER",
@@ -32,6 +32,7 @@ __all__ = [
     "RuleKind",
     "RuleSet",
     "TextView",
+    "caseless",
     "fold",
     "is_pack",
     "load_pack",

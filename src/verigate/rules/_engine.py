@@ -17,7 +17,7 @@ from . import _checked
 from ._keywords import FoldedKeywords
 from ._kinds import PhraseMatcher, RegexMatcher
 from ._pack import Example, Pack, Rule, load_pack, shipped_packs
-from ._text import TextView
+from ._text import TextView, caseless
 
 if TYPE_CHECKING:
     from .._plugins import PluginManager
@@ -53,7 +53,8 @@ class Prefiltered(Protocol):
 
     ``prefilter``: lower-cased literals; ``find`` yields nothing on a text whose ``str.lower()`` form contains
     none of them (``()``: no prefilter). ``find_prefiltered`` is ``find`` without that test: a scan calls it
-    only when one of the keywords occurs (or there are none)."""
+    only when one of the keywords occurs (or there are none), tested in the :func:`~verigate.rules.caseless` form
+    of both, which finds every keyword ``str.lower()`` finds."""
 
     @property
     def prefilter(self) -> tuple[str, ...]: ...
@@ -70,7 +71,7 @@ def declared_prefilter(matcher: Matcher) -> tuple[str, ...] | None:
         return cast(RegexMatcher, matcher).prefilter
     if kind is PhraseMatcher:
         return None
-    return tuple(matcher.prefilter) if isinstance(matcher, Prefiltered) else None
+    return tuple(caseless(keyword) for keyword in matcher.prefilter) if isinstance(matcher, Prefiltered) else None
 
 
 @runtime_checkable

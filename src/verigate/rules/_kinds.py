@@ -19,7 +19,7 @@ import attrs
 from .. import _data
 from . import _checked
 from ._pack import Rule
-from ._text import TextView, fold
+from ._text import TextView, caseless, fold
 from ._validators import Validator, build_validator
 
 _T = TypeVar("_T")
@@ -257,7 +257,7 @@ class RegexKind:
             flags=flags,
             parts=parts,
             line_scoped=line_scoped,
-            keywords=tuple(keyword.lower() for keyword in fields.get("keywords", ())),
+            keywords=tuple(caseless(keyword) for keyword in fields.get("keywords", ())),
             validators=tuple(build_validator(spec) for spec in fields.get("validators", ())),
         )
 

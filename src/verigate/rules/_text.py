@@ -6,20 +6,14 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["TextView", "fold"]
+from .._folding import caseless, fold
 
-# curly quotes and primes read as the straight quotes a phrase is written with
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"'})
+__all__ = ["TextView", "caseless", "fold"]
+
 # combining marks that may follow an ASCII character (accents, overlays, kana voicing, half-width voicing)
 _JOINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a\uff9e\uff9f"
 # an ASCII run folds with str.lower(); its last character stays out when a joining mark follows it
 _ASCII_RUN = re.compile(rf"[\x00-\x7f]+(?![{_JOINING_MARKS}])")
-
-
-def fold(text: str) -> str:
-    """NFKC, case folding and straight quotes: the form phrases and folded text are compared in."""
-    return unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
 
 
 def _joins_previous(char: str) -> bool:
@@ -36,8 +30,8 @@ class TextView:
 
     @functools.cached_property
     def lowered(self) -> str:
-        """For keyword prefilters only (lower() may change lengths: never use its offsets)."""
-        return self.text.lower()
+        """For keyword prefilters only (:func:`caseless`; lower() may change lengths: never use its offsets)."""
+        return caseless(self.text)
 
     @functools.cached_property
     def _folding(self) -> tuple[str, list[int] | None, list[int] | None]:

@@ -8,9 +8,8 @@ __all__ = ["contains_keyword"]
 
 
 def contains_keyword(text: str, keywords: Iterable[str]) -> bool:
-    """Whether a prefilter keyword occurs in the text, lower-cased or NFKC case-folded (as the engine folds)."""
-    import unicodedata  # only when a text is checked: most tool calls carry none
+    """Whether a prefilter keyword occurs in the text, in the forms the engine tests (``verigate._folding``)."""
+    from .._folding import caseless, fold  # only when a text is checked: most tool calls carry none
 
-    lowered = text.lower()
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    lowered, folded = caseless(text), fold(text)
     return any(keyword in folded or keyword in lowered for keyword in keywords)

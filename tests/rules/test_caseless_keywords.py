@@ -1,0 +1,82 @@
+"""A rule's keywords must occur wherever its case-insensitive pattern matches: re's IGNORECASE matches "i" with the
+dotless i (U+0131) and the dotted capital I (U+0130), "s" with the long s (U+017F) and "k" with the Kelvin sign,
+which ``str.lower`` and ``str.casefold`` leave apart. A text spelled with them must not skip the keyword test of a
+rule whose own pattern matches it (a keyword-assignment secret written ``ap\u0131_key=...`` went unredacted; a
+phrase rule missed ``wa\u0131t``)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import attrs
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from verigate.rules import RuleSet, TextView, shipped_packs
+from verigate.rules._kinds import PhraseMatcher, RegexMatcher
+
+# each ASCII letter and the letters IGNORECASE also matches it with
+_LOOKALIKES = {"i": "\u0131\u0130", "I": "\u0131\u0130", "s": "\u017f", "S": "\u017f", "k": "\u212a", "K": "\u212a"}
+
+
+@functools.cache
+def _shipped() -> RuleSet:
+    packs = [name for name in shipped_packs() if name != "trace-grader"]
+    return RuleSet.compile(packs)
+
+
+@functools.cache
+def _cases() -> list[tuple[int, str]]:
+    """(rule order, one of its match examples) for every rule with keywords."""
+    return [(order, example_.text) for order, item in enumerate(_shipped().compiled)
+            if type(item.matcher) in (RegexMatcher, PhraseMatcher) and item.matcher.keywords
+            for example_ in item.rule.match_examples]
+
+
+def _without_keywords(matcher: Any) -> Any:
+    """The oracle: the same rule with no keyword test (its pattern runs on every text)."""
+    if type(matcher) is RegexMatcher:
+        return attrs.evolve(matcher, keywords=(), line_scoped=False)
+    return attrs.evolve(matcher, keywords=())
+
+
+def _respelled(text: str, picks: list[bool]) -> str:
+    out, pick = [], iter(picks)
+    for char in text:
+        choices = _LOOKALIKES.get(char)
+        out.append(choices[0 if next(pick, True) else -1] if choices and next(pick, True) else char)
+    return "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.lists(st.booleans(), max_size=200))
+@example(data=None, picks=[])
+def test_a_rule_finds_its_match_examples_respelled_with_letters_ignorecase_equates(data: Any,
+                                                                                     picks: list[bool]) -> None:
+    cases = _cases()
+    index = 0 if data is None else data.draw(st.integers(0, len(cases) - 1), label="case")
+    order, text = cases[index]
+    text = _respelled(text, picks)
+    item = _shipped().compiled[order]
+    expected = sorted(_without_keywords(item.matcher).find(TextView(text)))
+    found = sorted((match.start, match.end) for match in _shipped().scan(text) if match.rule_id == item.rule.id)
+    assert found == expected, (item.rule.id, text)
+
+
+def test_the_examples_the_gap_was_found_with() -> None:
+    ruleset = _shipped()
+    assert "self-gate.open.en-wait-for-approval" in {m.rule_id for m in ruleset.scan(
+        "I'll wa\u0131t for your approval before step 3.")}
+    assert TextView("AP\u0130_KEY \u017fecret wa\u0131t").lowered == "api_key secret wait"
+
+
+def test_the_self_gate_fast_keyword_test_reads_texts_as_the_engine_does() -> None:
+    """The fast path skips the engine when no keyword occurs: it must find every keyword the engine's views do."""
+    from verigate.selfgate._keywords import contains_keyword
+
+    for text, keyword in (("I'll wa\u0131t", "wait"), ("I\u2019ll wait", "i'll"), ("AP\u0130_KEY", "api_key"),
+                          ("pa\u017f\u017fword", "password")):
+        view = TextView(text)
+        assert keyword in view.folded or keyword in view.lowered
+        assert contains_keyword(text, [keyword]), (text, keyword)
