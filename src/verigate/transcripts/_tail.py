@@ -173,9 +173,13 @@ def latest_turn_from_end(path: str | Path, *, host: Host = "claude-code", output
     turn = None
     if host == "claude-code":
         try:
-            with source.open("rb") as stream:
-                size = _regular(stream)
-                if size is not None:
+            # a pipe can be read once: whether it is one is asked without opening it
+            if stat.S_ISREG(source.stat().st_mode):
+                with source.open("rb") as stream:
+                    size = _regular(stream)
+                    if size is None:
+                        raise InputError("the transcript stopped being a regular file while it was opened",
+                                         source=str(path))
                     turn = _turn_from_end(_Scan(source, stream.fileno(), size, plain_bytes), output_chars, subagent,
                                           max_tail_bytes)
         except _Shrunk:
