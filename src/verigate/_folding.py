@@ -13,9 +13,12 @@ __all__ = ["caseless", "fold"]
 # keyword test must hold wherever a case-insensitive pattern matches; applied after lower(), character by
 # character, so a keyword found in ``text.lower()`` is found here too. casefold() reads the long s as "s" already
 _CASELESS = str.maketrans({"\u0131": "i", "\u017f": "s", "\u0307": None})
-# curly quotes and primes read as the straight quotes a phrase is written with; the dotless i as "i" (_CASELESS)
+# curly quotes and primes read as the straight quotes a phrase is written with; the dotless i as "i" and the dot
+# above dropped (_CASELESS: casefold() gives the dotted capital I as "i" and U+0307, which no phrase is written
+# with; NFKC has already joined the dot to every letter that has a form with it)
 _FOLDED_AS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'",
-                            "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"', "\u0131": "i"})
+                            "\u201c": '"', "\u201d": '"', "\u201f": '"', "\u2033": '"', "\u0131": "i",
+                            "\u0307": None})
 
 
 def fold(text: str) -> str:

@@ -66,8 +66,8 @@ def test_a_rule_finds_its_match_examples_respelled_with_letters_ignorecase_equat
 
 def test_the_examples_the_gap_was_found_with() -> None:
     ruleset = _shipped()
-    assert "self-gate.open.en-wait-for-approval" in {m.rule_id for m in ruleset.scan(
-        "I'll wa\u0131t for your approval before step 3.")}
+    for respelled in ("I'll wa\u0131t for your approval before step 3.", "I'll wa\u0130t for your approval."):
+        assert "self-gate.open.en-wait-for-approval" in {m.rule_id for m in ruleset.scan(respelled)}, respelled
     assert TextView("AP\u0130_KEY \u017fecret wa\u0131t").lowered == "api_key secret wait"
 
 
