@@ -259,6 +259,13 @@ def test_a_pipe_is_read_forward(tmp_path: Path) -> None:
     finally:
         writer.join(10)
     assert turn == last_turn(tmp_path / "s.jsonl") and turn.request == "request 2"
+    writer = threading.Thread(target=fifo.write_bytes, args=(content,))
+    writer.start()
+    try:
+        request = last_request_from_end(fifo, lambda text: True)
+    finally:
+        writer.join(10)
+    assert request == "request 2"
 
 
 def test_an_unreadable_transcript_is_an_input_error(tmp_path: Path) -> None:

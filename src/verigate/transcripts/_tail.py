@@ -25,11 +25,12 @@ forward too; one that grows is read as it was when opened (the hook reads again 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .._errors import InputError
 from ._events import Event
@@ -157,10 +158,23 @@ def _lines_before(fd: int, offset: int) -> int:
     return lines
 
 
-def _regular(stream: BinaryIO) -> int | None:
-    """The size of an open regular file (None: a pipe, a device: it cannot be read from the end)."""
-    info = os.fstat(stream.fileno())
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
+@contextlib.contextmanager
+def _regular_file(source: Path) -> Iterator[tuple[int, int] | None]:
+    """The open transcript's descriptor and size, or None when it is no regular file (a pipe, a device: it cannot
+    be read from the end). Whether it is one is asked before opening it, since a pipe can be read once (by the
+    forward reader); it is opened without waiting for a writer, and a file that stopped being a regular one
+    meanwhile is an input error."""
+    if not stat.S_ISREG(source.stat().st_mode):
+        yield None
+        return
+    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("the transcript stopped being a regular file while it was opened", source=str(source))
+        yield fd, info.st_size
+    finally:
+        os.close(fd)
 
 
 def latest_turn_from_end(path: str | Path, *, host: Host = "claude-code", output_chars: int = DEFAULT_OUTPUT_CHARS,
@@ -173,14 +187,9 @@ def latest_turn_from_end(path: str | Path, *, host: Host = "claude-code", output
     turn = None
     if host == "claude-code":
         try:
-            # a pipe can be read once: whether it is one is asked without opening it
-            if stat.S_ISREG(source.stat().st_mode):
-                with source.open("rb") as stream:
-                    size = _regular(stream)
-                    if size is None:
-                        raise InputError("the transcript stopped being a regular file while it was opened",
-                                         source=str(path))
-                    turn = _turn_from_end(_Scan(source, stream.fileno(), size, plain_bytes), output_chars, subagent,
+            with _regular_file(source) as opened:
+                if opened is not None:
+                    turn = _turn_from_end(_Scan(source, *opened, plain_bytes), output_chars, subagent,
                                           max_tail_bytes)
         except _Shrunk:
             turn = None
@@ -219,10 +228,9 @@ def last_request_from_end(path: str | Path, accept: Callable[[str], bool], *, ho
     source = Path(path)
     if host == "claude-code":
         try:
-            with source.open("rb") as stream:
-                size = _regular(stream)
-                if size is not None:
-                    scan = _Scan(source, stream.fileno(), size, plain_bytes)
+            with _regular_file(source) as opened:
+                if opened is not None:
+                    scan = _Scan(source, *opened, plain_bytes)
                     request = ""
                     for event in scan.events():
                         if starts_turn(event, subagent) and accept(event.text):
