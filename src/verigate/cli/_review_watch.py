@@ -43,12 +43,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _escaped_controls(text: str) -> str:
-    """JSON text with every control and format character as a ``\\uXXXX`` escape: json.dumps leaves DEL, the C1
-    controls (U+009B is a CSI to some terminals) and bidi overrides raw. Outside strings JSON has none of them, so
-    the result reads back to the same value."""
+    """JSON text with every control and format character as a ``\\u`` escape (four hex digits): json.dumps leaves
+    DEL, the C1 controls (U+009B is a CSI to some terminals) and bidi overrides raw. Outside strings JSON has none
+    of them, so the result reads back to the same value."""
     import unicodedata
 
-    # json.dumps of one character with ensure_ascii: its \\uXXXX escape (a surrogate pair past the BMP)
+    # json.dumps of one character with ensure_ascii: its \\u escape (a surrogate pair past the BMP)
     return "".join(json.dumps(char)[1:-1] if ord(char) > 0x7e and unicodedata.category(char) in ("Cc", "Cf")
                    else char for char in text)
 
