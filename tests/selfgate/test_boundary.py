@@ -311,3 +311,17 @@ def test_resolving_fails_closed_where_realpath_guesses(tmp_path: Path) -> None:
     assert resolved(str(tmp_path / "not-yet" / "made")) == os.path.realpath(tmp_path / "not-yet" / "made")
     (tmp_path / "file").write_text("x")
     assert resolved(str(tmp_path / "file" / "below")) == str(tmp_path / "file" / "below")
+
+
+def test_a_writable_root_inside_the_state_folder_is_refused(blocking: Session) -> None:
+    """The reverse of the state lying inside a root: a root linked to a folder within the self-gate's state (the
+    fast path's caches live there) makes that folder writable though the state is not inside the root."""
+    session = blocking
+    out = _allow_out(session)
+    store = settings_for(session.base("PreToolUse")).store.path
+    caches = Path(f"{store}.state")
+    caches.mkdir(parents=True, exist_ok=True)
+    out.symlink_to(caches)
+    full, quick = both(session)
+    assert full[0] == "deny" and "self-gate state" in full[1]
+    assert quick in (None, full)
