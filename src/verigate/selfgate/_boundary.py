@@ -192,8 +192,9 @@ def _flag(layers: _Layers, key: str, wanted: bool, why: str) -> Check:
 
 def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom: bool,
                  seen: dict[str, str] | None) -> Check:
-    """The store's folder must be outside the sandbox's writable roots. A store the person named in
-    ``self_gate.store`` is their choice: a warning that it weakens the boundary, not a refusal."""
+    """The store's folder must be outside the sandbox's writable roots, and no root inside it (a root linked into
+    it makes what lies below writable). A store the person named in ``self_gate.store`` is their choice: a warning
+    that it weakens the boundary, not a refusal."""
     name = "self-gate store (self_gate.store)" if custom else "self-gate state"
     if not custom:
         fix = ("point VERIGATE_STATE_HOME (or XDG_STATE_HOME) in the host's environment at a folder outside the "
@@ -201,6 +202,9 @@ def _state_check(state: str, roots: Iterator[tuple[str, str]], fix: str, custom:
     for root, what in roots:
         if root and inside(state, root, seen):
             return Check(name, False, f"{state} is inside {what} ({root}), which the agent's sandbox can write",
+                         fix, advisory=custom)
+        if root and inside(root, state, seen):
+            return Check(name, False, f"{what} ({root}) lies inside {state}: the agent's sandbox can write there",
                          fix, advisory=custom)
     return Check(name, True, f"{state} is outside every writable root")
 
