@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,7 +53,7 @@ def test_a_cached_pack_equals_the_parsed_one(tmp_path: Path, monkeypatch: pytest
     def refuse(text: str, source: str) -> None:
         raise AssertionError("the YAML was parsed although the cache holds the pack")
 
-    monkeypatch.setattr(pack_module, "load_pack_text", refuse)
+    monkeypatch.setattr(pack_module, "_parse_pack_text", refuse)
     _same(load_pack(path), first)
 
 
@@ -126,3 +129,35 @@ def test_the_key_names_the_running_version() -> None:
     from verigate.rules import _cache
 
     assert _cache._version() == verigate.__version__
+
+
+def test_a_pack_given_as_text_comes_from_the_cache_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = load_pack_text(PACK, "<a plug-in's pack>")
+    assert len(_entries()) == 1
+
+    def refuse(text: str, source: str) -> None:
+        raise AssertionError("the YAML was parsed although the cache holds the pack")
+
+    monkeypatch.setattr(pack_module, "_parse_pack_text", refuse)
+    _same(load_pack_text(PACK, "<a plug-in's pack>"), first)
+    with pytest.raises(AssertionError):  # another source is another entry: parsed
+        load_pack_text(PACK, "<another source>")
+
+
+#: the git plug-in's claims pack, loaded as a Stop hook loads it, then whether ruamel got imported
+GIT_CLAIMS_PROBE = ("import json, sys; from verigate_git._claims import default_pack; pack = default_pack(); "
+                    "print(json.dumps([len(pack.pack.rules), 'ruamel' in sys.modules]))")
+
+
+def test_a_plugin_pack_costs_a_second_process_no_yaml_parser() -> None:
+    pytest.importorskip("verigate_git")
+
+    def probe() -> list[object]:
+        done = subprocess.run([sys.executable, "-c", GIT_CLAIMS_PROBE], capture_output=True, text=True,
+                              check=False, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    rules, parsed = probe()
+    assert parsed is True and isinstance(rules, int) and rules > 0
+    assert probe() == [rules, False]

@@ -110,7 +110,7 @@ def is_pack(data: Any) -> bool:
     return isinstance(data, Mapping) and "pack" in data
 
 
-def load_pack_text(text: str, source: str) -> Pack:
+def _parse_pack_text(text: str, source: str) -> Pack:
     """Parse and validate one pack; every error is a RuleError naming ``source``, the line and the rule id."""
     loaded = load_yaml(text, source, error=RuleError)
     data = loaded.data
@@ -201,8 +201,11 @@ def _same_pack(left: Pack, right: Pack) -> bool:
                                  for one, other in zip(left.rules, right.rules, strict=True))
 
 
-def _load_cached(text: str, source: str) -> Pack:
-    """:func:`load_pack_text`, skipped when the per-user cache holds this exact text's pack (see ``_cache``)."""
+def load_pack_text(text: str, source: str) -> Pack:
+    """Parse and validate one pack; every error is a RuleError naming ``source``, the line and the rule id.
+
+    The parse is skipped when the per-user cache holds this exact text's pack from this source (see ``_cache``):
+    a plug-in's own pack (``verigate-git``'s claims) costs a hook no ruamel import, as the shipped packs do not."""
     key = entry_key(text, source)
     data = read_entry(key)
     if data is not None:
@@ -210,7 +213,7 @@ def _load_cached(text: str, source: str) -> Pack:
             return _pack_from_data(data)
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # an entry of another shape: parse the YAML and replace it
-    pack = load_pack_text(text, source)  # an error propagates: a broken pack is never cached
+    pack = _parse_pack_text(text, source)  # an error propagates: a broken pack is never cached
     try:
         data = strict_json.loads(strict_json.dumps(_pack_data(pack)))  # exactly what a later read gives
         exact = _same_pack(_pack_from_data(data), pack)
@@ -230,7 +233,7 @@ def load_pack(path_or_name: str | Path) -> Pack:
     if _looks_like_path(path_or_name):
         path = Path(path_or_name)
         text = read_yaml_file(path, error=RuleError, what="rule pack")
-        return _load_cached(text, str(path))
+        return load_pack_text(text, str(path))
     return _shipped_pack(str(path_or_name))
 
 
@@ -242,7 +245,7 @@ def _shipped_pack(name: str) -> Pack:
     except SchemaError as exc:
         available = ", ".join(shipped_packs()) or "none"
         raise RuleError(f"no shipped rule pack named {name!r} (shipped: {available})") from exc
-    return _load_cached(text, f"rules/{name}.yaml")
+    return load_pack_text(text, f"rules/{name}.yaml")
 
 
 def shipped_packs() -> tuple[str, ...]:
