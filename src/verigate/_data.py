@@ -35,14 +35,17 @@ def data_root() -> Traversable:
     An installed wheel carries them as ``verigate/_data`` (hatch force-include). An editable install of a
     checkout has no such folder, so the checkout's top-level folders are used: the source tree is the data.
     """
-    from importlib import resources
-
-    packaged = resources.files("verigate") / "_data"
-    if packaged.is_dir():
-        return packaged
+    beside = Path(__file__).with_name("_data")
+    if beside.is_dir():  # a wheel installed as files: the folder itself, without importing importlib.resources
+        return beside
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
         return checkout
+    from importlib import resources
+
+    packaged = resources.files("verigate") / "_data"
+    if packaged.is_dir():  # verigate imported from an archive
+        return packaged
     raise SchemaError("verigate's data folders (rules/, prompts/, schemas/) are not installed")
 
 

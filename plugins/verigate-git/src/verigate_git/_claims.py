@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -138,6 +137,10 @@ def default_pack(path: str | Path | None = None) -> ClaimPack:
     """The pack shipped inside this package, or the rule pack at ``path``; a bad pack is a RuleError."""
     if path is not None:
         return ClaimPack.from_pack(load_pack(Path(path)))
-    shipped = resources.files(__package__) / "git-claims.yaml"
+    shipped: Any = Path(__file__).with_name("git-claims.yaml")  # installed as files: no importlib.resources
+    if not shipped.is_file():  # imported from an archive
+        from importlib import resources
+
+        shipped = resources.files(__package__) / "git-claims.yaml"
     return ClaimPack.from_pack(load_pack_text(shipped.read_text(encoding="utf-8"), "verigate_git/git-claims.yaml"))
 
