@@ -14,6 +14,7 @@ A top-level module with nothing heavy imported: the self-gate's pre-tool-use fas
 - **Prompt origins.** Who wrote a user-role message: a person (``typed``), the host on the person's behalf
   (``command``, ``command_output``, ``interrupt``) or not a person at all (``meta``, ``injected``,
   ``compact_summary``).
+- **Line length.** :data:`MAX_LINE_BYTES` bounds a line for every reader.
 """
 
 from __future__ import annotations
@@ -21,17 +22,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ._errors import InputError
+
 __all__ = [
     "CLAUDE_MESSAGE_TYPES",
     "CLAUDE_OTHER_TYPES",
     "CODEX_BARE_ITEM_TYPES",
     "CODEX_MESSAGE_TYPES",
     "CODEX_OTHER_TYPES",
+    "MAX_LINE_BYTES",
     "PromptOrigin",
     "claude_prompt_origin",
     "codex_prompt_origin",
     "content_text",
     "is_typed_by_a_person",
+    "line_too_long",
+    "not_a_log_file",
 ]
 
 PromptOrigin = Literal[
@@ -43,6 +49,24 @@ PromptOrigin = Literal[
     "compact_summary",  # the summary injected after a compaction
     "injected",  # hook output, task notifications, system reminders, sub-agent prompts
 ]
+
+#: the longest line (in bytes, its newline not counted) any reader of a session log takes; a longer one is an
+#: InputError naming the file and line (``line_too_long``), never skipped: it could hold the failing tool result or
+#: a declaration. Real lines run to a few MB (a tool's output, an image); past this, a line could only make a
+#: reader hold memory without bound (one with no newline at all, a sparse file)
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def line_too_long(source: str, line: int | None = None) -> InputError:
+    """The error for a line past :data:`MAX_LINE_BYTES` (``line`` None: read from the end, its number unknown)."""
+    return InputError(f"a transcript line is longer than {MAX_LINE_BYTES:,} bytes: refused, not skipped",
+                      source=source, line=line)
+
+
+def not_a_log_file(source: str) -> InputError:
+    """The error for a device (``/dev/zero``, a terminal): a session log is a regular file or a pipe."""
+    return InputError("not a regular file or a pipe: a transcript is never read from a device", source=source)
+
 
 #: Claude Code line types that carry a message (``message.content``)
 CLAUDE_MESSAGE_TYPES = frozenset({"assistant", "user"})

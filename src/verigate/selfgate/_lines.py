@@ -10,28 +10,45 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO
 
+from .._transcript_lines import MAX_LINE_BYTES, line_too_long
+
 __all__ = ["CHUNK", "read_lines"]
 
 CHUNK = 1 << 20
 
 
 def read_lines(handle: BinaryIO, offset: int, line: int, on_line: Callable[[bytes, int], None],
-               end: int | None = None) -> tuple[int, int]:
+               end: int | None = None, *, source: str = "<transcript>") -> tuple[int, int]:
     """Call ``on_line(raw, number)`` for every complete non-blank line from ``offset`` on (``line`` lines lie
     before it), up to the end of the file or the byte offset ``end``; returns the offset after the last complete
-    line and the number of lines up to it. An exception of the callback stops the reading and propagates."""
+    line and the number of lines up to it. An exception of the callback stops the reading and propagates.
+
+    A line longer than :data:`~verigate._transcript_lines.MAX_LINE_BYTES` — complete or not: past the bound it
+    can never become one — is an InputError naming ``source`` and the line; the part of a line read so far is
+    held as its chunks and joined once its newline comes (reading stays linear in the line's length)."""
     handle.seek(offset)
     position = offset
-    pending = b""
+    held: list[bytes] = []  # the chunks of the line not yet complete
+    held_bytes = 0
     while True:
         chunk = handle.read(CHUNK if end is None else min(CHUNK, end - position))
         position += len(chunk)
         if not chunk:
             return offset, line
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
+        if b"\n" not in chunk:
+            held.append(chunk)
+            held_bytes += len(chunk)
+            if held_bytes > MAX_LINE_BYTES:
+                raise line_too_long(source, line + 1)
+            continue
+        *complete, rest = (b"".join(held) + chunk if held else chunk).split(b"\n")
+        held, held_bytes = [rest], len(rest)
         for raw in complete:
+            if len(raw) > MAX_LINE_BYTES:
+                raise line_too_long(source, line + 1)
             offset += len(raw) + 1
             line += 1
             if raw.strip():
                 on_line(raw, line)
+        if held_bytes > MAX_LINE_BYTES:
+            raise line_too_long(source, line + 1)

@@ -109,7 +109,7 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
                 offset, line_number, restarted = 0, 0, True
         lines: list[TranscriptLine] = []
         offset, line_number = read_lines(handle, offset, line_number,
-                                         lambda raw, number: lines.append(classify(raw, number)))
+                                         lambda raw, number: lines.append(classify(raw, number)), source=path)
         head = _head_sha(handle, offset) if offset else ""
         crc = head_crc(handle, offset)
     from ._store import Cursor

@@ -6,9 +6,11 @@ read each other's edge cases (docs/trace-formats.md); the fast decoder for the c
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
+import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -19,9 +21,12 @@ from .._transcript_lines import (
     CLAUDE_OTHER_TYPES,
     CODEX_BARE_ITEM_TYPES,
     CODEX_OTHER_TYPES,
+    MAX_LINE_BYTES,
     claude_prompt_origin,
     codex_prompt_origin,
     content_text,
+    line_too_long,
+    not_a_log_file,
 )
 from . import _fast
 from ._events import AssistantText, CompactBoundary, Event, ToolResult, ToolUse, UserPrompt
@@ -39,6 +44,8 @@ TEXT_CHUNK_BYTES = 64 * 1024
 #: sessions: plain 3.6 ms/MB; fast 10 ms + 2.4 ms/MB), so below ~8 MB the plain path is the cheaper one. Both
 #: give the same events (tests/transcripts/test_fast_decoder.py); a pipe, whose size is unknown, takes the fast one
 FAST_MIN_BYTES = 8 * 1024 * 1024
+#: a text line this long may be past :data:`MAX_LINE_BYTES` once encoded (a character is at most 4 bytes)
+_LONG_TEXT_CHARS = MAX_LINE_BYTES // 4
 
 #: Claude Code line types that carry nothing a grader or gate needs (the list grows with every release)
 #: the exit status line of a Codex tool output's header ("Exit code: 2", "Process exited with code 3")
@@ -77,6 +84,11 @@ def decode_line(line: str | bytes) -> Any:
     if rest and not (rest == 1 and text[end] == "\n") and text[end:].strip(_JSON_SPACE):
         return json.loads(_line_bytes(line))  # raises "Extra data", as it would have
     return value
+
+
+def _line_length(raw: bytes) -> int:
+    """A line's length in bytes, its newline not counted (the unit of :data:`MAX_LINE_BYTES`)."""
+    return len(raw) - raw.endswith(b"\n")
 
 
 def _line_bytes(line: str | bytes) -> bytes:
@@ -130,13 +142,20 @@ class Transcript:
         """
         progress = self._progress
         done = 0
-        if self.path.is_file():  # it can be read again; a pipe cannot
+        kind = self.path.stat().st_mode
+        if not (stat.S_ISREG(kind) or stat.S_ISFIFO(kind)):
+            raise not_a_log_file(str(self.path))
+        # a line is read at most one past the bound (in characters, then checked in bytes): never held whole
+        limit = MAX_LINE_BYTES + 2
+        if stat.S_ISREG(kind):  # it can be read again; a pipe cannot
             with self.path.open("rb") as binary, io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as stream:
                 # decoded 64 KiB at a time rather than 8: fewer lines straddle two chunks (a tenth faster on
                 # transcripts, whose lines run to kilobytes); a CPython attribute, not in the type stubs
                 stream._CHUNK_SIZE = TEXT_CHUNK_BYTES  # type: ignore[attr-defined]
                 try:
-                    for done, text in enumerate(stream, 1):
+                    for done, text in enumerate(iter(functools.partial(stream.readline, limit), ""), 1):
+                        if len(text) > _LONG_TEXT_CHARS and _line_length(text.encode()) > MAX_LINE_BYTES:
+                            raise line_too_long(str(self.path), done)
                         if progress is not None and done % PROGRESS_EVERY_LINES == 0:
                             progress(binary.tell())
                         yield text
@@ -147,7 +166,9 @@ class Transcript:
                     return
         read = 0
         with self.path.open("rb") as binary:
-            for number, raw in enumerate(binary, 1):
+            for number, raw in enumerate(iter(functools.partial(binary.readline, limit), b""), 1):
+                if _line_length(raw) > MAX_LINE_BYTES:
+                    raise line_too_long(str(self.path), number)
                 read += len(raw)
                 if number > done:  # lines already given as text are skipped
                     if progress is not None and number % PROGRESS_EVERY_LINES == 0:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
+from .._transcript_lines import MAX_LINE_BYTES, line_too_long
 from ._events import Event
 from ._reader import Transcript, _claude_line
 from ._turn import DEFAULT_OUTPUT_CHARS, Host, Turn, TurnFold, last_turn, read, starts_turn
@@ -61,11 +62,12 @@ def _read_at(fd: int, size: int, offset: int) -> bytes:
     return data
 
 
-def _lines_from_end(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
+def _lines_from_end(fd: int, size: int, source: str) -> Iterator[tuple[int, bytes]]:
     """(offset, line) of the first ``size`` bytes, from the last line to the first; a line keeps its ``\\n``.
 
     The lines are those of iterating the file forward: split after each ``\\n``, the last one without it when the
-    file does not end in one. A line longer than a block is read in doubling reads (linear, not quadratic)."""
+    file does not end in one. A line longer than a block is read in doubling reads (linear, not quadratic), up to
+    :data:`MAX_LINE_BYTES`: a longer one is an InputError, as forward."""
     position = size  # buffer holds the bytes from here to the end of the lines not yet given
     buffer = b""
     while True:
@@ -73,9 +75,14 @@ def _lines_from_end(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
         # the newline that ends the last held line is that line's own: a line begins after an earlier one
         cut = buffer.rfind(b"\n", 0, max(stop - 1, 0))
         while cut >= 0:
-            yield position + cut + 1, buffer[cut + 1:stop]
+            line = buffer[cut + 1:stop]
+            if len(line) - line.endswith(b"\n") > MAX_LINE_BYTES:
+                raise line_too_long(source)
+            yield position + cut + 1, line
             stop = cut + 1
             cut = buffer.rfind(b"\n", 0, stop - 1)
+        if stop - buffer.endswith(b"\n", 0, stop) > MAX_LINE_BYTES:
+            raise line_too_long(source)  # the first line held is longer still: not read on
         if position == 0:
             if stop:
                 yield 0, buffer[:stop]
@@ -136,7 +143,7 @@ class _Scan:
             self._current.stop = True
 
     def events(self) -> Iterator[Event]:
-        lines = _lines_from_end(self.fd, self.size)
+        lines = _lines_from_end(self.fd, self.size, str(self.path))
         for plain in (True, False):
             if self._stopped:
                 return
