@@ -39,7 +39,8 @@ def data_root() -> Traversable:
     if beside.is_dir():  # a wheel installed as files: the folder itself, without importing importlib.resources
         return beside
     checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
+    # only for a module that is a file on disk: inside an archive, parents[2] is the folder holding the archive
+    if Path(__file__).is_file() and (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
         return checkout
     from importlib import resources
 

@@ -19,8 +19,9 @@ A top-level module with nothing heavy imported: the self-gate's pre-tool-use fas
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+import functools
+from collections.abc import Iterator, Mapping
+from typing import Any, BinaryIO, Literal
 
 from ._errors import InputError
 
@@ -32,6 +33,7 @@ __all__ = [
     "CODEX_OTHER_TYPES",
     "MAX_LINE_BYTES",
     "PromptOrigin",
+    "bounded_lines",
     "claude_prompt_origin",
     "codex_prompt_origin",
     "content_text",
@@ -61,6 +63,15 @@ def line_too_long(source: str, line: int | None = None) -> InputError:
     """The error for a line past :data:`MAX_LINE_BYTES` (``line`` None: read from the end, its number unknown)."""
     return InputError(f"a transcript line is longer than {MAX_LINE_BYTES:,} bytes: refused, not skipped",
                       source=source, line=line)
+
+
+def bounded_lines(stream: BinaryIO, source: str) -> Iterator[bytes]:
+    """The lines of a binary stream, each read at most :data:`MAX_LINE_BYTES` + 2 bytes; a longer line is
+    :func:`line_too_long` (never cut: the rest of a cut line would be read as the next line)."""
+    for number, raw in enumerate(iter(functools.partial(stream.readline, MAX_LINE_BYTES + 2), b""), 1):
+        if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
+            raise line_too_long(source, number)
+        yield raw
 
 
 def not_a_log_file(source: str) -> InputError:

@@ -161,3 +161,8 @@ def test_a_plugin_pack_costs_a_second_process_no_yaml_parser() -> None:
     rules, parsed = probe()
     assert parsed is True and isinstance(rules, int) and rules > 0
     assert probe() == [rules, False]
+
+
+def test_a_pack_text_that_is_no_unicode_is_a_rule_error() -> None:
+    with pytest.raises(RuleError):  # a lone surrogate: no cache key, the parser's own error
+        load_pack_text(PACK.replace("a token", "a token \ud800"), "<surrogate>")

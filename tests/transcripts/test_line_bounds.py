@@ -16,8 +16,9 @@ import pytest
 from verigate import InputError
 from verigate._transcript_lines import MAX_LINE_BYTES
 from verigate.selfgate._store import Cursor
-from verigate.selfgate._transcript import read_new_lines
-from verigate.transcripts import last_turn, read_claude_code, read_codex
+from verigate.selfgate._transcript import read_new_lines, tail_lines
+from verigate.trace._parsers import detect_format
+from verigate.transcripts import last_turn, read_claude_code, read_codex, subagent_files
 from verigate.transcripts._tail import last_request_from_end, latest_turn_from_end
 
 
@@ -124,3 +125,34 @@ def test_a_pipe_is_still_read(tmp_path: Path) -> None:
         assert last_turn(fifo).request == "from a pipe"
     finally:
         writer.join(10)
+
+
+@pytest.mark.skipif(not Path("/dev/urandom").exists() or not hasattr(os, "mkfifo"), reason="needs POSIX devices")
+@pytest.mark.parametrize("target", ["/dev/urandom", "/dev/zero", "fifo"])
+def test_the_self_gate_reads_regular_files_only(tmp_path: Path, target: str) -> None:
+    # an endless device (short lines, never an end) or a pipe with no writer, linked where a log is expected
+    log = tmp_path / "agent-x.jsonl"
+    if target == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        target = str(tmp_path / "pipe")
+    log.symlink_to(target)
+    with pytest.raises(InputError, match="not a regular file or a pipe"):
+        read_new_lines(str(log), Cursor(0, 0, 0, 0, ""))
+    with pytest.raises(InputError, match="not a regular file or a pipe"):
+        tail_lines(str(log))
+
+
+def test_format_detection_reads_a_line_within_the_bound_only(long_logs: dict[str, Path]) -> None:
+    # the first line past the bound is refused, not cut: the rest of a cut line would be read as a line of its own
+    with pytest.raises(InputError) as caught:
+        detect_format(long_logs["no newline at all"])
+    assert caught.value.line == 1
+
+
+def test_a_cut_line_is_never_read_as_the_next_one(tmp_path: Path) -> None:
+    # a line past the bound whose tail is a line of another session: no session id is told from it
+    session = tmp_path / "s1.jsonl"
+    session.write_text(_user("go") + "\n", encoding="utf-8")
+    planted = b"x" * (MAX_LINE_BYTES + 2) + json.dumps({"sessionId": "s1"}).encode() + b"\n"
+    (tmp_path / "agent-planted.jsonl").write_bytes(planted)
+    assert subagent_files(session) == []

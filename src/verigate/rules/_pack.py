@@ -206,7 +206,10 @@ def load_pack_text(text: str, source: str) -> Pack:
 
     The parse is skipped when the per-user cache holds this exact text's pack from this source (see ``_cache``):
     a plug-in's own pack (``verigate-git``'s claims) costs a hook no ruamel import, as the shipped packs do not."""
-    key = entry_key(text, source)
+    try:
+        key = entry_key(text, source)
+    except UnicodeEncodeError:  # a lone surrogate: the parser words the error (a RuleError with its line)
+        return _parse_pack_text(text, source)
     data = read_entry(key)
     if data is not None:
         try:

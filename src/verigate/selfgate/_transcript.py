@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from .._errors import InputError
 from .._transcript_lines import (
@@ -17,6 +18,7 @@ from .._transcript_lines import (
     CODEX_OTHER_TYPES,
     claude_prompt_origin,
     codex_prompt_origin,
+    not_a_log_file,
 )
 from ._lines import read_lines
 from ._statsig import Signature, of_status
@@ -94,7 +96,7 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
     """Classify every complete line after ``cursor``. A final line without its newline is left for the next
     call (the host may be writing it). A missing or unreadable transcript is an InputError."""
     try:
-        handle = open(path, "rb")  # noqa: PTH123, SIM115 - one descriptor for stat, head check and reading
+        handle = _open_log(path)  # one descriptor for stat, head check and reading
     except FileNotFoundError as exc:
         raise InputError("the session transcript does not exist", source=path) from exc
     except OSError as exc:
@@ -118,14 +120,27 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
                           of_status(status), crc)
 
 
+def _open_log(path: str) -> BinaryIO:
+    """The session log, opened without waiting for a writer; anything but a regular file (a pipe, a device, a
+    socket: endless or blocking) is an InputError. Raises OSError as ``open`` does."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise not_a_log_file(path)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:
     """The classified complete lines among the last ``max_bytes`` of a transcript (line numbers 0: unknown)."""
     try:
-        with open(path, "rb") as handle:  # noqa: PTH123
+        with _open_log(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             start = max(0, size - max_bytes)
             handle.seek(start)
-            data = handle.read()
+            data = handle.read(size - start)  # not past the size taken: a file growing meanwhile adds nothing
     except OSError as exc:
         raise InputError(f"the session transcript cannot be read: {exc}", source=path) from exc
     parts = data.split(b"\n")

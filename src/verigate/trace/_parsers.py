@@ -16,6 +16,7 @@ import attrs
 from .. import _data
 from .. import _json as strict_json
 from .._errors import InputError
+from .._transcript_lines import bounded_lines
 from ..transcripts import CallPairer, ToolCall, ToolResult, ToolUse, Transcript, read_claude_code, read_codex
 from ..transcripts import CompactBoundary as _Compact
 from ..transcripts import subagent_files as _subagent_files
@@ -322,7 +323,7 @@ def detect_format(path: str | Path) -> Format:
             stream.seek(0)
             if head in (b"[",) or (head == b"{" and path.suffix == ".json"):
                 return "traces"
-            for raw in stream:
+            for raw in bounded_lines(stream, str(path)):
                 try:
                     record = json.loads(raw)
                 except (ValueError, RecursionError):

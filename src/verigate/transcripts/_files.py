@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
+
+from .._errors import InputError
+from .._transcript_lines import bounded_lines
 
 __all__ = ["subagent_files"]
 
 
 def _first_session_id(path: Path) -> str | None:
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a pipe would block, a device never end
+            return None
         with path.open("rb") as stream:
-            for raw in stream:
+            for raw in bounded_lines(stream, str(path)):
                 try:
                     record = json.loads(raw)
                 except (ValueError, RecursionError):
@@ -19,7 +25,7 @@ def _first_session_id(path: Path) -> str | None:
                 if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
                     return str(record["sessionId"])
                 return None
-    except OSError:
+    except (OSError, InputError):  # unreadable, or a line past the bound: no session id can be told
         return None
     return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import stat
 from collections import OrderedDict
@@ -22,6 +23,7 @@ from .._transcript_lines import (
     CODEX_BARE_ITEM_TYPES,
     CODEX_OTHER_TYPES,
     MAX_LINE_BYTES,
+    bounded_lines,
     claude_prompt_origin,
     codex_prompt_origin,
     content_text,
@@ -86,11 +88,6 @@ def decode_line(line: str | bytes) -> Any:
     return value
 
 
-def _line_length(raw: bytes) -> int:
-    """A line's length in bytes, its newline not counted (the unit of :data:`MAX_LINE_BYTES`)."""
-    return len(raw) - raw.endswith(b"\n")
-
-
 def _line_bytes(line: str | bytes) -> bytes:
     return line.encode() if isinstance(line, str) else line  # a str line was decoded strictly: this is its bytes
 
@@ -149,12 +146,14 @@ class Transcript:
         limit = MAX_LINE_BYTES + 2
         if stat.S_ISREG(kind):  # it can be read again; a pipe cannot
             with self.path.open("rb") as binary, io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as stream:
+                if not stat.S_ISREG(os.fstat(binary.fileno()).st_mode):  # swapped since the stat above
+                    raise not_a_log_file(str(self.path))
                 # decoded 64 KiB at a time rather than 8: fewer lines straddle two chunks (a tenth faster on
                 # transcripts, whose lines run to kilobytes); a CPython attribute, not in the type stubs
                 stream._CHUNK_SIZE = TEXT_CHUNK_BYTES  # type: ignore[attr-defined]
                 try:
                     for done, text in enumerate(iter(functools.partial(stream.readline, limit), ""), 1):
-                        if len(text) > _LONG_TEXT_CHARS and _line_length(text.encode()) > MAX_LINE_BYTES:
+                        if len(text) > _LONG_TEXT_CHARS and len(text.encode()) - text.endswith("\n") > MAX_LINE_BYTES:
                             raise line_too_long(str(self.path), done)
                         if progress is not None and done % PROGRESS_EVERY_LINES == 0:
                             progress(binary.tell())
@@ -166,9 +165,10 @@ class Transcript:
                     return
         read = 0
         with self.path.open("rb") as binary:
-            for number, raw in enumerate(iter(functools.partial(binary.readline, limit), b""), 1):
-                if _line_length(raw) > MAX_LINE_BYTES:
-                    raise line_too_long(str(self.path), number)
+            kind = os.fstat(binary.fileno()).st_mode
+            if not (stat.S_ISREG(kind) or stat.S_ISFIFO(kind)):
+                raise not_a_log_file(str(self.path))
+            for number, raw in enumerate(bounded_lines(binary, str(self.path)), 1):
                 read += len(raw)
                 if number > done:  # lines already given as text are skipped
                     if progress is not None and number % PROGRESS_EVERY_LINES == 0:
