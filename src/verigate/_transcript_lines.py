@@ -20,6 +20,8 @@ A top-level module with nothing heavy imported: the self-gate's pre-tool-use fas
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO, Literal
 
@@ -40,6 +42,7 @@ __all__ = [
     "is_typed_by_a_person",
     "line_too_long",
     "not_a_log_file",
+    "open_log_file",
 ]
 
 PromptOrigin = Literal[
@@ -72,6 +75,20 @@ def bounded_lines(stream: BinaryIO, source: str) -> Iterator[bytes]:
         if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
             raise line_too_long(source, number)
         yield raw
+
+
+def open_log_file(path: str) -> int:
+    """A descriptor of the session log at ``path``, opened without waiting for a writer (a pipe's open never
+    blocks); anything but a regular file — a pipe, a device, a socket: blocking or endless — is
+    :func:`not_a_log_file`. Raises OSError as ``os.open`` does."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise not_a_log_file(path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def not_a_log_file(source: str) -> InputError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -18,7 +17,7 @@ from .._transcript_lines import (
     CODEX_OTHER_TYPES,
     claude_prompt_origin,
     codex_prompt_origin,
-    not_a_log_file,
+    open_log_file,
 )
 from ._lines import read_lines
 from ._statsig import Signature, of_status
@@ -121,16 +120,8 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
 
 
 def _open_log(path: str) -> BinaryIO:
-    """The session log, opened without waiting for a writer; anything but a regular file (a pipe, a device, a
-    socket: endless or blocking) is an InputError. Raises OSError as ``open`` does."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise not_a_log_file(path)
-        return os.fdopen(descriptor, "rb")
-    except BaseException:
-        os.close(descriptor)
-        raise
+    """The session log, a regular file (see ``open_log_file``)."""
+    return os.fdopen(open_log_file(path), "rb")
 
 
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from .._transcript_lines import MAX_LINE_BYTES, line_too_long
+from .._transcript_lines import MAX_LINE_BYTES, line_too_long, open_log_file
 from ._events import Event
 from ._reader import Transcript, _claude_line
 from ._turn import DEFAULT_OUTPUT_CHARS, Host, Turn, TurnFold, last_turn, read, starts_turn
@@ -174,12 +174,9 @@ def _regular_file(source: Path) -> Iterator[tuple[int, int] | None]:
     if not stat.S_ISREG(source.stat().st_mode):
         yield None
         return
-    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = open_log_file(str(source))  # a file that stopped being a regular one meanwhile: an input error
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("the transcript stopped being a regular file while it was opened", source=str(source))
-        yield fd, info.st_size
+        yield fd, os.fstat(fd).st_size
     finally:
         os.close(fd)
 
