@@ -121,6 +121,7 @@ def test_exit_0_on_a_clean_run_and_json_shape(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--audit", "examples/traces/audit.jsonl"], "--audit needs --task"),
     (["--traces", "nope.json"], "no such file"),
+    (["--transcript", "src"], "not a regular file"),
     ([], "give --traces"),
     (["--traces", "examples/traces/traces.json", "--config", "examples/traces/missing.yaml"], "cannot read"),
 ])
