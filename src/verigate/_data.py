@@ -35,12 +35,13 @@ def data_root() -> Traversable:
     An installed wheel carries them as ``verigate/_data`` (hatch force-include). An editable install of a
     checkout has no such folder, so the checkout's top-level folders are used: the source tree is the data.
     """
-    beside = Path(__file__).with_name("_data")
+    module = Path(__file__)
+    beside = module.with_name("_data")
     if beside.is_dir():  # a wheel installed as files: the folder itself, without importing importlib.resources
         return beside
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = module.resolve().parents[2]
     # only for a module that is a file on disk: inside an archive, parents[2] is the folder holding the archive
-    if Path(__file__).is_file() and (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
+    if module.is_file() and (checkout / "pyproject.toml").is_file() and (checkout / "schemas").is_dir():
         return checkout
     from importlib import resources
 

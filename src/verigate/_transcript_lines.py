@@ -43,6 +43,7 @@ __all__ = [
     "line_too_long",
     "not_a_log_file",
     "open_log_file",
+    "past_the_bound",
 ]
 
 PromptOrigin = Literal[
@@ -62,6 +63,11 @@ PromptOrigin = Literal[
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
+def past_the_bound(raw: bytes) -> bool:
+    """Whether a line (its newline, if it has one, not counted) is longer than :data:`MAX_LINE_BYTES`."""
+    return len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES
+
+
 def line_too_long(source: str, line: int | None = None) -> InputError:
     """The error for a line past :data:`MAX_LINE_BYTES` (``line`` None: read from the end, its number unknown)."""
     return InputError(f"a transcript line is longer than {MAX_LINE_BYTES:,} bytes: refused, not skipped",
@@ -72,7 +78,7 @@ def bounded_lines(stream: BinaryIO, source: str) -> Iterator[bytes]:
     """The lines of a binary stream, each read at most :data:`MAX_LINE_BYTES` + 2 bytes; a longer line is
     :func:`line_too_long` (never cut: the rest of a cut line would be read as the next line)."""
     for number, raw in enumerate(iter(functools.partial(stream.readline, MAX_LINE_BYTES + 2), b""), 1):
-        if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
+        if past_the_bound(raw):
             raise line_too_long(source, number)
         yield raw
 

@@ -38,17 +38,15 @@ def read_lines(handle: BinaryIO, offset: int, line: int, on_line: Callable[[byte
         if b"\n" not in chunk:
             held.append(chunk)
             held_bytes += len(chunk)
-            if held_bytes > MAX_LINE_BYTES:
-                raise line_too_long(source, line + 1)
-            continue
-        *complete, rest = (b"".join(held) + chunk if held else chunk).split(b"\n")
-        held, held_bytes = [rest], len(rest)
-        for raw in complete:
-            if len(raw) > MAX_LINE_BYTES:
-                raise line_too_long(source, line + 1)
-            offset += len(raw) + 1
-            line += 1
-            if raw.strip():
-                on_line(raw, line)
-        if held_bytes > MAX_LINE_BYTES:
+        else:
+            *complete, rest = (b"".join(held) + chunk if held else chunk).split(b"\n")
+            held, held_bytes = [rest], len(rest)
+            for raw in complete:
+                if len(raw) > MAX_LINE_BYTES:
+                    raise line_too_long(source, line + 1)
+                offset += len(raw) + 1
+                line += 1
+                if raw.strip():
+                    on_line(raw, line)
+        if held_bytes > MAX_LINE_BYTES:  # the line not yet complete is longer already
             raise line_too_long(source, line + 1)

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import json
-import stat
+import os
 from pathlib import Path
 
 from .._errors import InputError
-from .._transcript_lines import bounded_lines
+from .._transcript_lines import bounded_lines, open_log_file
 
 __all__ = ["subagent_files"]
 
 
 def _first_session_id(path: Path) -> str | None:
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):  # a pipe would block, a device never end
-            return None
-        with path.open("rb") as stream:
+    try:  # a regular file only: a pipe would block, a device never end (InputError: no id told)
+        with os.fdopen(open_log_file(str(path)), "rb") as stream:
             for raw in bounded_lines(stream, str(path)):
                 try:
                     record = json.loads(raw)

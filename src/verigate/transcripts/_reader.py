@@ -29,6 +29,7 @@ from .._transcript_lines import (
     content_text,
     line_too_long,
     not_a_log_file,
+    past_the_bound,
 )
 from . import _fast
 from ._events import AssistantText, CompactBoundary, Event, ToolResult, ToolUse, UserPrompt
@@ -153,7 +154,7 @@ class Transcript:
                 stream._CHUNK_SIZE = TEXT_CHUNK_BYTES  # type: ignore[attr-defined]
                 try:
                     for done, text in enumerate(iter(functools.partial(stream.readline, limit), ""), 1):
-                        if len(text) > _LONG_TEXT_CHARS and len(text.encode()) - text.endswith("\n") > MAX_LINE_BYTES:
+                        if len(text) > _LONG_TEXT_CHARS and past_the_bound(text.encode()):
                             raise line_too_long(str(self.path), done)
                         if progress is not None and done % PROGRESS_EVERY_LINES == 0:
                             progress(binary.tell())

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from .._transcript_lines import MAX_LINE_BYTES, line_too_long, open_log_file
+from .._transcript_lines import MAX_LINE_BYTES, line_too_long, open_log_file, past_the_bound
 from ._events import Event
 from ._reader import Transcript, _claude_line
 from ._turn import DEFAULT_OUTPUT_CHARS, Host, Turn, TurnFold, last_turn, read, starts_turn
@@ -76,7 +76,7 @@ def _lines_from_end(fd: int, size: int, source: str) -> Iterator[tuple[int, byte
         cut = buffer.rfind(b"\n", 0, max(stop - 1, 0))
         while cut >= 0:
             line = buffer[cut + 1:stop]
-            if len(line) - line.endswith(b"\n") > MAX_LINE_BYTES:
+            if past_the_bound(line):
                 raise line_too_long(source)
             yield position + cut + 1, line
             stop = cut + 1
