@@ -190,11 +190,15 @@ class SqliteStore:
 
     def _check_version(self, conn: sqlite3.Connection) -> int:
         """The applied schema version; refuses a newer store and another program's database (read only)."""
-        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+        # one statement, so one snapshot: read apart, another process's migration can commit between the two
+        # reads, and its tables would be read beside the version 0 it had before
+        row = conn.execute("SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version")
+        version: int
+        version, tables = row.fetchone()
         if version > SCHEMA_VERSION:
             raise StoreError(f"the store has schema version {version}, newer than this verigate understands "
                              f"({SCHEMA_VERSION}); upgrade verigate to use it", source=self.path)
-        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        if version == 0 and tables:
             raise StoreError("is a SQLite database but not a verigate store (it has other tables and no verigate "
                              "schema version); it was left untouched", source=self.path)
         return version
