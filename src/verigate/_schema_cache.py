@@ -47,7 +47,7 @@ _MAX_ENTRY_BYTES = 16 * 1024 * 1024
 
 def _folder() -> Path:
     # the folder of the parsed-pack cache: one place for verigate's per-user caches of its own parsed data
-    from .rules._cache import cache_folder
+    from .selfgate._location import cache_folder
 
     return Path(cache_folder())
 

@@ -122,6 +122,8 @@ prompts = st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join)
 def test_the_screens_close_command_is_the_engines(cached_screen: Screen, prompt: str) -> None:
     # the prompt hook asks the screen, which skips the rule engine when no close rule's keyword is in the prompt
     assert cached_screen.close_command(prompt) == load().close_command(prompt)
+    # and, while a gate is open, which never-close phrases (goals, autonomy, approval claims) it holds
+    assert cached_screen.not_close(prompt) == load().not_close(prompt)
 
 
 def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:

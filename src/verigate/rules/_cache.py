@@ -28,11 +28,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from .. import _json as strict_json
 from .._fileio import replace_file
+from ..selfgate._location import cache_folder
 
 __all__ = ["CACHE_FORMAT", "cache_folder", "entry_key", "read_entry", "write_entry"]
 
@@ -40,14 +40,6 @@ __all__ = ["CACHE_FORMAT", "cache_folder", "entry_key", "read_entry", "write_ent
 CACHE_FORMAT = 1
 #: an entry larger than this is not read (the shipped packs make entries of a few tens of KB)
 MAX_ENTRY_CHARS = 8 * 1024 * 1024
-
-
-def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-packs") -> str:
-    """Where parsed packs are kept: ``<state root>/cache/rule-packs`` (the self-gate's per-user state root);
-    ``name`` another folder beside it (``rule-packs/checks``: see ``_checked``)."""
-    from ..selfgate._location import state_root
-
-    return os.path.join(state_root(environ), "cache", name)
 
 
 def _version() -> str:

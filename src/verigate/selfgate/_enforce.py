@@ -23,7 +23,7 @@ from ._defaults import (
 )
 from ._guard import protected_for, violation
 from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
-from ._phrases import Phrases, Screen, normalise_prompt
+from ._phrases import Screen, normalise_prompt
 from ._statsig import Signature, signature
 from ._store import GateStore
 from ._tool_policy import (
@@ -341,8 +341,7 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
             notice=f"verigate: close of {ids} requested")
     if not gates:
         return PromptOutcome()
-    phrases: Phrases = screen.phrases
-    refusals = phrases.not_close(prompt)
+    refusals = screen.not_close(prompt)
     if refusals:
         return PromptOutcome(context=(
             f"verigate: this prompt does not close your self-set gate(s) ({refusals[0].matched!r} is "

@@ -13,8 +13,8 @@ import os
 import stat
 from collections.abc import Mapping
 
-__all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "config_candidates", "inside",
-           "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",
+__all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "cache_folder", "config_candidates",
+           "inside", "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",
            "store_paths"]
 
 STATE_HOME_ENV = "VERIGATE_STATE_HOME"
@@ -47,6 +47,14 @@ def state_root(environ: Mapping[str, str] | None = None) -> str:
             return os.path.join(value, "verigate")
     home = env.get("HOME") or os.path.expanduser("~")
     return os.path.join(home, ".local", "state", "verigate")
+
+
+def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-packs") -> str:
+    """Where verigate keeps its per-user caches of its own parsed data: ``<state root>/cache/rule-packs`` (parsed
+    rule packs and compiled schemas), ``name`` another folder beside it (``rule-packs/checks``: see
+    ``verigate.rules._checked``). Here, beside the state root, so that a hook reading a cache never imports the
+    rules package."""
+    return os.path.join(state_root(environ), "cache", name)
 
 
 def project_key(project: str) -> str:

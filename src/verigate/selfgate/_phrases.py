@@ -275,6 +275,11 @@ class Screen:
     def is_close_phrase(self, text: str) -> bool:
         return self.prefilter.may_match(text, CLOSE_ROLES) and self.phrases.is_close_phrase(text)
 
+    def not_close(self, prompt: str) -> list[PhraseHit]:
+        """:meth:`Phrases.not_close`, without the rule engine when no never-close rule can match (a prompt while
+        a gate is open: most say "go on" and need only the reminder)."""
+        return self.phrases.not_close(prompt) if self.prefilter.may_match(prompt, ("not_close",)) else []
+
     def close_command(self, prompt: str) -> CloseCommand | None:
         """:meth:`Phrases.close_command`, without the rule engine when no close rule can match: the engine would
         scan exactly this normalised text and find every close rule's keywords missing (most prompts)."""
