@@ -20,7 +20,6 @@ point's module itself, the way ``EntryPoint.load`` does.
 # ruff: noqa: PTH100, PTH103, PTH116, PTH118, PTH120, PTH123
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.machinery
 import json
@@ -33,6 +32,7 @@ from collections.abc import Sequence
 import attrs
 
 from ._fileio import replace_file
+from ._sha256 import sha256_hex
 from .selfgate._location import state_root
 
 __all__ = ["CACHE_ENV", "Found", "discover", "fingerprint"]
@@ -67,10 +67,6 @@ class Found:
             if attribute:
                 loaded = getattr(loaded, attribute)
         return loaded
-
-
-def _sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 _memory: dict[tuple[str, str], tuple[Found, ...]] = {}
@@ -120,7 +116,7 @@ def fingerprint() -> tuple[str, bool] | None:
             newest = max(newest, points.st_mtime_ns)
             parts.append(f"\1{name}\0{points.st_ino}\0{points.st_size}\0{points.st_mtime_ns}\0{points.st_ctime_ns}")
     trusted = now_ns - newest > _RACY_S * 1e9
-    return _sha256_hex("\n".join(parts).encode("utf-8", "surrogateescape")), trusted
+    return sha256_hex("\n".join(parts).encode("utf-8", "surrogateescape")), trusted
 
 
 def discover(group: str) -> tuple[Found, ...]:
@@ -160,7 +156,7 @@ def _cache_path(group: str) -> str | None:
     except Exception:  # no home folder: no file
         return None
     # one file per interpreter and path list: processes started from different folders do not evict each other
-    key = _sha256_hex("\0".join([sys.executable, group, *sys.path]).encode("utf-8", "surrogateescape"))[:24]
+    key = sha256_hex("\0".join([sys.executable, group, *sys.path]).encode("utf-8", "surrogateescape"))[:24]
     return os.path.join(root, "plugin-cache", f"{key}.json")
 
 

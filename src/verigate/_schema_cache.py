@@ -25,7 +25,6 @@ doubt means compiling again:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import marshal
 import sys
@@ -35,6 +34,7 @@ from types import CodeType
 from typing import Any
 
 from ._fileio import replace_file
+from ._sha256 import sha256_hex
 
 __all__ = ["cached_validator"]
 
@@ -59,7 +59,7 @@ def _key(definition: Any, handlers: Mapping[str, Callable[[str], Any]], options:
 
     try:
         schema_json = json.dumps(definition, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        schema_sha256 = hashlib.sha256(schema_json.encode()).hexdigest()
+        schema_sha256 = sha256_hex(schema_json.encode())
         material = json.dumps({"format": CACHE_FORMAT, "schema_sha256": schema_sha256,
                                "options": dict(options),
                                "handlers": sorted(f"{scheme}={handler.__module__}.{handler.__qualname__}"
@@ -69,7 +69,7 @@ def _key(definition: Any, handlers: Mapping[str, Callable[[str], Any]], options:
                                "hexversion": sys.hexversion}, sort_keys=True)
     except (TypeError, ValueError):  # not plain JSON (or options that are not): no entry, compile as before
         return None
-    return hashlib.sha256(material.encode()).hexdigest()
+    return sha256_hex(material.encode())
 
 
 def _validator(code: CodeType, name: str) -> Callable[[Any], Any]:
@@ -99,7 +99,7 @@ def _read(key: str) -> tuple[CodeType, str] | None:
 
 
 def _digest(name: bytes, payload: bytes) -> str:
-    return hashlib.sha256(name + b"\n" + payload).hexdigest()
+    return sha256_hex(name + b"\n" + payload)
 
 
 def _write(key: str, code: CodeType, name: str) -> None:

@@ -409,3 +409,18 @@ def test_the_fast_path_and_its_primitives_import_only_the_standard_library_basic
             "assert 'verigate.selfgate._quick' not in sys.modules\n")
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr
+
+
+def test_the_full_checks_modules_load_neither_hashlib_nor_the_rule_engine() -> None:
+    """A prompt or a tool call whose new text no phrase rule can match never needs the rule engine (the Screen's
+    prefilter decides), and the self-gate's hashes use the builtin sha256: importing the full check's modules,
+    the schema cache included, loads neither OpenSSL's hashlib nor the rules package."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import verigate.selfgate._enforce, verigate.selfgate._scan, verigate._schema_cache\n"
+            "heavy = sorted(name for name in sys.modules if name == 'hashlib' or name.startswith('verigate.rules'))\n"
+            "assert not heavy, heavy\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr

@@ -26,12 +26,12 @@ still validated against its schema on every load).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from typing import Any
 
 from .. import _json as strict_json
 from .._fileio import replace_file
+from .._sha256 import sha256_hex
 from ..selfgate._location import cache_folder
 
 __all__ = ["CACHE_FORMAT", "cache_folder", "entry_key", "read_entry", "write_entry"]
@@ -51,9 +51,9 @@ def _version() -> str:
 
 def entry_key(text: str, source: str) -> str:
     """The entry of exactly this pack text from this source, for this verigate and entry format."""
-    material = strict_json.dumps({"format": CACHE_FORMAT, "pack_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    material = strict_json.dumps({"format": CACHE_FORMAT, "pack_sha256": sha256_hex(text.encode()),
                                   "source": source, "verigate": _version()})
-    return hashlib.sha256(material.encode()).hexdigest()
+    return sha256_hex(material.encode())
 
 
 def _path(key: str, folder: str) -> str:
@@ -82,7 +82,7 @@ def read_entry(key: str, *, folder: str = "rule-packs") -> Any:
         entry = strict_json.loads(raw, max_chars=MAX_ENTRY_CHARS)
         if type(entry) is not dict or entry.get("key") != key or entry.get("format") != CACHE_FORMAT:
             return None
-        if hashlib.sha256(_content(raw, entry, key)).hexdigest() != entry.get("content_sha256"):
+        if sha256_hex(_content(raw, entry, key)) != entry.get("content_sha256"):
             return None  # damaged (or written by something else): ignored
         return entry["data"]
     except Exception:  # any damage means: parse the YAML (the cache can only save time)
@@ -93,7 +93,7 @@ def write_entry(key: str, data: Any, *, folder: str = "rule-packs") -> None:
     """Keep ``data`` (plain JSON values) as the entry ``key``, atomically; a failure to write is no error."""
     try:
         content = strict_json.dumps(data)
-        entry = strict_json.dumps({"content_sha256": hashlib.sha256(content.encode()).hexdigest(),
+        entry = strict_json.dumps({"content_sha256": sha256_hex(content.encode()),
                                    "data": data, "format": CACHE_FORMAT, "key": key})
     except (TypeError, ValueError):  # a value JSON cannot hold: no entry
         return

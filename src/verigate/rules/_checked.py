@@ -18,13 +18,13 @@ matched by a rule that would not have loaded.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from .. import _json as strict_json
+from .._sha256 import sha256_hex
 from ._cache import entry_key, read_entry, write_entry
 
 __all__ = ["CHECKS", "digest", "flush", "prove", "proven"]
@@ -52,7 +52,7 @@ def digest(kind: str, fields: Mapping[str, Any]) -> str | None:
         material = strict_json.dumps({"checks": CHECKS, "fields": fields, "kind": kind})
     except (TypeError, ValueError):
         return None
-    return hashlib.sha256(material.encode()).hexdigest()
+    return sha256_hex(material.encode())
 
 
 def _is_digest(item: object) -> bool:

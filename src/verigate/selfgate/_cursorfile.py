@@ -21,9 +21,9 @@ _NAME = re.compile(r"[0-9a-f]{32}\.json")
 
 def file_name(session_id: str, transcript: str) -> str:
     """The cursor file's name for a session's transcript (a hash: both are arbitrary text)."""
-    import hashlib  # the full check only: the fast path never names a new cursor
+    from .._sha256 import sha256_hex  # the full check only: the fast path never names a new cursor
 
-    return hashlib.sha256(f"{session_id}\x1f{transcript}".encode()).hexdigest()[:32] + ".json"
+    return sha256_hex(f"{session_id}\x1f{transcript}".encode())[:32] + ".json"
 
 
 def checked(data: Any) -> dict[str, Any] | None:

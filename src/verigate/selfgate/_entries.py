@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime
-import hashlib
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
+
+from .._sha256 import sha256_hex
 
 __all__ = [
     "GATE_ID_PATTERN",
@@ -29,7 +30,7 @@ GATE_ID_PATTERN = r"sg-[0-9a-f]{8}"
 def gate_id(session_id: str, message_key: str, matched_text: str) -> str:
     """The stable id of a gate: the same session, message and matched text always give the same id, so
     re-scanning a transcript (after a crash, a rotation or a lost cursor) never duplicates a gate."""
-    digest = hashlib.sha256("\x1f".join((session_id, message_key, matched_text)).encode("utf-8")).hexdigest()
+    digest = sha256_hex("\x1f".join((session_id, message_key, matched_text)).encode("utf-8"))
     return f"sg-{digest[:8]}"
 
 

@@ -13,6 +13,8 @@ import os
 import stat
 from collections.abc import Mapping
 
+from .._sha256 import sha256_hex
+
 __all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "cache_folder", "config_candidates",
            "inside", "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",
            "store_paths"]
@@ -22,19 +24,6 @@ STORE_NAME = "self-gates.jsonl"
 #: where the store lived before it moved to the per-user folder (imported once, see ``_store.import_legacy``)
 LEGACY_STORE = os.path.join(".verigate", STORE_NAME)
 CONFIG_NAME = "verigate.yaml"
-
-
-def _sha256_hex(data: bytes) -> str:
-    # the builtin module, not hashlib: importing hashlib loads OpenSSL (~4 ms on every tool call)
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
-        except ImportError:
-            from hashlib import sha256
-    digest: str = sha256(data).hexdigest()
-    return digest
 
 
 def state_root(environ: Mapping[str, str] | None = None) -> str:
@@ -59,7 +48,7 @@ def cache_folder(environ: Mapping[str, str] | None = None, *, name: str = "rule-
 
 def project_key(project: str) -> str:
     """16 hex digits of sha256 of the project's real path: the same folder from any spelling of the path."""
-    return _sha256_hex(os.path.realpath(project).encode("utf-8", "surrogateescape"))[:16]
+    return sha256_hex(os.path.realpath(project).encode("utf-8", "surrogateescape"))[:16]
 
 
 def project_state_dir(project: str, environ: Mapping[str, str] | None = None) -> str:

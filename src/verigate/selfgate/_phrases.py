@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -14,6 +13,7 @@ import attrs
 
 from .._errors import VerigateError
 from .._fileio import replace_file
+from .._sha256 import sha256_hex
 from ._entries import GATE_ID_PATTERN
 from ._keywords import contains_keyword
 
@@ -226,7 +226,7 @@ class Screen:
     def _digest(self) -> str:
         from .. import _data
 
-        return hashlib.sha256(_data.read_text("rules", f"{PACK}.yaml").encode("utf-8")).hexdigest()[:16]
+        return sha256_hex(_data.read_text("rules", f"{PACK}.yaml").encode("utf-8"))[:16]
 
     def _read(self, kind: str) -> Any:
         try:

@@ -79,10 +79,10 @@ class TranscriptRead:
 
 
 def _head_sha(handle: Any, length: int) -> str:
-    import hashlib
+    from .._sha256 import sha256_hex
 
     handle.seek(0)
-    return hashlib.sha256(handle.read(min(length, HEAD_BYTES))).hexdigest()
+    return sha256_hex(handle.read(min(length, HEAD_BYTES)))
 
 
 def head_crc(handle: Any, length: int) -> int:
@@ -159,9 +159,9 @@ def _line_key(record: Mapping[str, Any], raw: bytes) -> str:
     uuid = record.get("uuid")
     if isinstance(uuid, str) and uuid:
         return uuid
-    import hashlib  # lines without a uuid (Codex) only
+    from .._sha256 import sha256_hex  # lines without a uuid (Codex) only
 
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    return "sha256:" + sha256_hex(raw)
 
 
 def classify(raw: bytes, number: int) -> TranscriptLine:
