@@ -31,8 +31,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from ._builtin_sha256 import sha256_hex
 from ._fileio import replace_file
-from ._sha256 import sha256_hex
 from .selfgate._location import state_root
 
 __all__ = ["CACHE_ENV", "Found", "discover", "fingerprint"]

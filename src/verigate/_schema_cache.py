@@ -33,8 +33,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from ._builtin_sha256 import sha256_hex
 from ._fileio import replace_file
-from ._sha256 import sha256_hex
 
 __all__ = ["cached_validator"]
 

@@ -30,8 +30,8 @@ import os
 from typing import Any
 
 from .. import _json as strict_json
+from .._builtin_sha256 import sha256_hex
 from .._fileio import replace_file
-from .._sha256 import sha256_hex
 from ..selfgate._location import cache_folder
 
 __all__ = ["CACHE_FORMAT", "cache_folder", "entry_key", "read_entry", "write_entry"]

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _json as strict_json
-from .._sha256 import sha256_hex
+from .._builtin_sha256 import sha256_hex
 from ._cache import entry_key, read_entry, write_entry
 
 __all__ = ["CHECKS", "digest", "flush", "prove", "proven"]

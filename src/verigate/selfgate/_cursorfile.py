@@ -21,7 +21,7 @@ _NAME = re.compile(r"[0-9a-f]{32}\.json")
 
 def file_name(session_id: str, transcript: str) -> str:
     """The cursor file's name for a session's transcript (a hash: both are arbitrary text)."""
-    from .._sha256 import sha256_hex  # the full check only: the fast path never names a new cursor
+    from .._builtin_sha256 import sha256_hex  # the full check only: the fast path never names a new cursor
 
     return sha256_hex(f"{session_id}\x1f{transcript}".encode())[:32] + ".json"
 

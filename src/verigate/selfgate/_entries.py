@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .._sha256 import sha256_hex
+from .._builtin_sha256 import sha256_hex
 
 __all__ = [
     "GATE_ID_PATTERN",

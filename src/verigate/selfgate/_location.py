@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Mapping
 
-from .._sha256 import sha256_hex
+from .._builtin_sha256 import sha256_hex
 
 __all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "cache_folder", "config_candidates",
            "inside", "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from .._builtin_sha256 import sha256_hex
 from .._errors import VerigateError
 from .._fileio import replace_file
-from .._sha256 import sha256_hex
 from ._entries import GATE_ID_PATTERN
 from ._keywords import contains_keyword
 

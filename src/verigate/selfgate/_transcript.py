@@ -79,7 +79,7 @@ class TranscriptRead:
 
 
 def _head_sha(handle: Any, length: int) -> str:
-    from .._sha256 import sha256_hex
+    from .._builtin_sha256 import sha256_hex
 
     handle.seek(0)
     return sha256_hex(handle.read(min(length, HEAD_BYTES)))
@@ -159,7 +159,7 @@ def _line_key(record: Mapping[str, Any], raw: bytes) -> str:
     uuid = record.get("uuid")
     if isinstance(uuid, str) and uuid:
         return uuid
-    from .._sha256 import sha256_hex  # lines without a uuid (Codex) only
+    from .._builtin_sha256 import sha256_hex  # lines without a uuid (Codex) only
 
     return "sha256:" + sha256_hex(raw)
 

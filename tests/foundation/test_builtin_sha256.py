@@ -1,4 +1,4 @@
-"""verigate._sha256 gives hashlib's sha256 digests (the oracle) without importing hashlib."""
+"""verigate._builtin_sha256 gives hashlib's sha256 digests (the oracle) without importing hashlib."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verigate._sha256 import sha256_hex
+from verigate._builtin_sha256 import sha256_hex
 
 
 @settings(max_examples=300)
