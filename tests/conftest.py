@@ -1,11 +1,19 @@
 """For every test: verigate's per-user state (the self-gate's store and caches) lives in the test's own folder,
-never in the real home of whoever runs the suite. Folders with fixtures of their own (tests/selfgate) set it too."""
+never in the real home of whoever runs the suite. Folders with fixtures of their own (tests/selfgate) set it too.
+
+Property tests run without hypothesis's per-example deadline and its too-slow health check: both are wall-clock
+assertions, which no test makes (a loaded CI machine, or an example that first imports a module, would fail them
+as "flaky" while the property holds). A test that sets ``deadline`` itself keeps it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("verigate", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("verigate")
 
 
 @pytest.fixture(autouse=True)
