@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from verigate.rules import PhraseKind, RegexKind, load_pack, run_examples
@@ -105,6 +105,7 @@ def cached_screen(tmp_path_factory: pytest.TempPathFactory) -> Screen:
 
 @settings(max_examples=80, deadline=None)
 @given(prose)
+@example("<\uff32e-approval\u05b0\u0323 Gate before step 2>")  # marks NFKC composes with the keyword's last letter
 def test_cached_prefilter_and_pack_never_hide_a_match(cached_screen: Screen, text: str) -> None:
     assert cached_screen.openings(text) == load().openings(text)
     assert cached_screen.is_close_phrase(text) == load().is_close_phrase(text)
@@ -119,6 +120,7 @@ prompts = st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join)
 
 @settings(max_examples=150, deadline=None)
 @given(prompts)
+@example("user appr\uff4fved\u05b0\u0323")
 def test_the_screens_close_command_is_the_engines(cached_screen: Screen, prompt: str) -> None:
     # the prompt hook asks the screen, which skips the rule engine when no close rule's keyword is in the prompt
     assert cached_screen.close_command(prompt) == load().close_command(prompt)

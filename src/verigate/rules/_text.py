@@ -10,10 +10,8 @@ from .._folding import caseless, fold
 
 __all__ = ["TextView", "caseless", "fold"]
 
-# combining marks that may follow an ASCII character (accents, overlays, kana voicing, half-width voicing)
-_JOINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a\uff9e\uff9f"
-# an ASCII run folds with str.lower(); its last character stays out when a joining mark follows it
-_ASCII_RUN = re.compile(rf"[\x00-\x7f]+(?![{_JOINING_MARKS}])")
+# an ASCII run folds with str.lower(); its last character stays out when what follows may compose with it
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
 
 
 def _joins_previous(char: str) -> bool:
@@ -55,12 +53,19 @@ class TextView:
 
         position = 0
         for run in _ASCII_RUN.finditer(text):
-            if run.start() > position:
-                fold_slice(position, run.start())
-            pieces.append(run.group().lower())
-            starts.extend(range(run.start(), run.end()))
-            ends.extend(range(run.start() + 1, run.end() + 1))
-            position = run.end()
+            start, end = run.span()
+            # any mark after the run (not only the common accents): NFKC reorders the marks of a cluster and may
+            # compose the run's last letter with one of them, as fold() of the whole text does (the keyword tests)
+            if end < len(text) and _joins_previous(text[end]):
+                end -= 1
+            if end == start:
+                continue  # a lone letter before marks: folded with them below
+            if start > position:
+                fold_slice(position, start)
+            pieces.append(text[start:end].lower())
+            starts.extend(range(start, end))
+            ends.extend(range(start + 1, end + 1))
+            position = end
         if position < len(text):
             fold_slice(position, len(text))
         return "".join(pieces), starts, ends
