@@ -119,6 +119,37 @@ def test_stores_opened_at_once_on_a_new_file_all_open(tmp_path: Path) -> None:
         assert failures == [], f"round {round_}: {failures[0]}"
 
 
+class _ProgramWritesAfterTheFirstCheck(SqliteStore):
+    """The first look at the file, then another program makes its tables in it (the moment between two steps of
+    opening, where a second process could act; the store's own code runs unchanged)."""
+
+    def _check_version(self, conn: sqlite3.Connection) -> int:
+        version = super()._check_version(conn)
+        if not getattr(self, "_program_wrote", False):
+            self._program_wrote = True
+            other = sqlite3.connect(self.path)
+            other.execute("CREATE TABLE app_data (x INTEGER)")
+            other.execute("INSERT INTO app_data VALUES (1)")
+            other.commit()
+            other.close()
+        return version
+
+
+def test_a_file_another_program_fills_while_the_store_opens_is_left_untouched(tmp_path: Path) -> None:
+    """An empty file looks like a new store at first; another program's tables written right after that are found
+    under the write lock, and the file is refused without being switched to WAL (the switch is a lasting change
+    made only to a file whose verigate schema version is committed)."""
+    path = tmp_path / "app.db"
+    path.touch()
+    with pytest.raises(StoreError, match="not a verigate store"):
+        _ProgramWritesAfterTheFirstCheck(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert conn.execute("SELECT x FROM app_data").fetchall() == [(1,)]
+    conn.close()
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["app.db"]
+
+
 def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
     path.touch()

@@ -138,25 +138,27 @@ class SqliteStore:
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         conn.execute(f"PRAGMA synchronous = {'FULL' if self._sync_every_write else 'NORMAL'}")
         version = self._check_version(conn)  # the first read: a file that is not a database fails here
-        # only a file known to be ours is switched to WAL (a persistent change to the file)
+        migrated_from = None
+        if version != SCHEMA_VERSION:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # under the write lock: another process may have migrated meanwhile, or another program may have
+                # made its tables in what was an empty file (refused here, still untouched)
+                migrated_from = self._check_version(conn)
+                for statements in MIGRATIONS[migrated_from:]:
+                    for statement in statements:
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        # only a file known to be ours (its schema version committed) is switched to WAL, a persistent change
         if not self._memory and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
-        if version == SCHEMA_VERSION:
-            return version
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = self._check_version(conn)  # another process may have migrated meanwhile
-            for statements in MIGRATIONS[version:]:
-                for statement in statements:
-                    conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        if version < SCHEMA_VERSION:
-            log.info("store %s migrated from schema version %d to %d", self.path, version, SCHEMA_VERSION)
+        if migrated_from is not None and migrated_from < SCHEMA_VERSION:
+            log.info("store %s migrated from schema version %d to %d", self.path, migrated_from, SCHEMA_VERSION)
         return SCHEMA_VERSION
 
     def migrate(self) -> int:
