@@ -13,7 +13,18 @@ except ImportError:  # pragma: no cover - the interpreter decides
     except ImportError:
         from hashlib import sha256 as _sha256
 
+#: CPython 3.11's builtin module digests one buffer of 4 GiB or more wrongly (a 32-bit length); fed in pieces
+#: of at most this size it gives hashlib's digest (no caller hashes that much today: the bound keeps it so)
+CHUNK_BYTES = 1 << 30
+
 
 def sha256_hex(data: bytes) -> str:
-    digest: str = _sha256(data).hexdigest()
-    return digest
+    if len(data) <= CHUNK_BYTES:
+        digest: str = _sha256(data).hexdigest()
+        return digest
+    state = _sha256()
+    view = memoryview(data)
+    for start in range(0, len(view), CHUNK_BYTES):
+        state.update(view[start:start + CHUNK_BYTES])
+    chunked: str = state.hexdigest()
+    return chunked
