@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("verigate", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# on top of the profile in force: scripts/mutation.py loads its own (a fixed database, derandomized, every health
+# check off) before this file, and keeps it
+settings.register_profile("verigate", deadline=None,
+                          suppress_health_check=[*settings.default.suppress_health_check, HealthCheck.too_slow])
 settings.load_profile("verigate")
 
 
