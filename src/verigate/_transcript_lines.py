@@ -39,6 +39,7 @@ __all__ = [
     "claude_prompt_origin",
     "codex_prompt_origin",
     "content_text",
+    "is_regular_log",
     "is_typed_by_a_person",
     "line_too_long",
     "not_a_log_file",
@@ -95,6 +96,16 @@ def open_log_file(path: str) -> int:
         os.close(descriptor)
         raise
     return descriptor
+
+
+def is_regular_log(mode: int, source: str) -> bool:
+    """For a log read forward (the grader's readers): True for a regular file, False for a pipe (read once, as
+    it comes); anything else — a device, a socket, a folder — is :func:`not_a_log_file`."""
+    if stat.S_ISREG(mode):
+        return True
+    if stat.S_ISFIFO(mode):
+        return False
+    raise not_a_log_file(source)
 
 
 def not_a_log_file(source: str) -> InputError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import BinaryIO
 
-from .._transcript_lines import MAX_LINE_BYTES, line_too_long
+from .._transcript_lines import MAX_LINE_BYTES, line_too_long, past_the_bound
 
 __all__ = ["CHUNK", "read_lines"]
 
@@ -42,7 +42,7 @@ def read_lines(handle: BinaryIO, offset: int, line: int, on_line: Callable[[byte
             *complete, rest = (b"".join(held) + chunk if held else chunk).split(b"\n")
             held, held_bytes = [rest], len(rest)
             for raw in complete:
-                if len(raw) > MAX_LINE_BYTES:
+                if past_the_bound(raw):
                     raise line_too_long(source, line + 1)
                 offset += len(raw) + 1
                 line += 1

@@ -11,7 +11,6 @@ import io
 import json
 import os
 import re
-import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ from .._transcript_lines import (
     claude_prompt_origin,
     codex_prompt_origin,
     content_text,
+    is_regular_log,
     line_too_long,
     not_a_log_file,
     past_the_bound,
@@ -140,22 +140,20 @@ class Transcript:
         """
         progress = self._progress
         done = 0
-        kind = self.path.stat().st_mode
-        if not (stat.S_ISREG(kind) or stat.S_ISFIFO(kind)):
-            raise not_a_log_file(str(self.path))
+        source = str(self.path)
         # a line is read at most one past the bound (in characters, then checked in bytes): never held whole
         limit = MAX_LINE_BYTES + 2
-        if stat.S_ISREG(kind):  # it can be read again; a pipe cannot
+        if is_regular_log(self.path.stat().st_mode, source):  # it can be read again; a pipe cannot
             with self.path.open("rb") as binary, io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as stream:
-                if not stat.S_ISREG(os.fstat(binary.fileno()).st_mode):  # swapped since the stat above
-                    raise not_a_log_file(str(self.path))
+                if not is_regular_log(os.fstat(binary.fileno()).st_mode, source):  # swapped since the stat above
+                    raise not_a_log_file(source)
                 # decoded 64 KiB at a time rather than 8: fewer lines straddle two chunks (a tenth faster on
                 # transcripts, whose lines run to kilobytes); a CPython attribute, not in the type stubs
                 stream._CHUNK_SIZE = TEXT_CHUNK_BYTES  # type: ignore[attr-defined]
                 try:
                     for done, text in enumerate(iter(functools.partial(stream.readline, limit), ""), 1):
                         if len(text) > _LONG_TEXT_CHARS and past_the_bound(text.encode()):
-                            raise line_too_long(str(self.path), done)
+                            raise line_too_long(source, done)
                         if progress is not None and done % PROGRESS_EVERY_LINES == 0:
                             progress(binary.tell())
                         yield text
@@ -166,10 +164,8 @@ class Transcript:
                     return
         read = 0
         with self.path.open("rb") as binary:
-            kind = os.fstat(binary.fileno()).st_mode
-            if not (stat.S_ISREG(kind) or stat.S_ISFIFO(kind)):
-                raise not_a_log_file(str(self.path))
-            for number, raw in enumerate(bounded_lines(binary, str(self.path)), 1):
+            is_regular_log(os.fstat(binary.fileno()).st_mode, source)  # a pipe or a regular file: read on
+            for number, raw in enumerate(bounded_lines(binary, source), 1):
                 read += len(raw)
                 if number > done:  # lines already given as text are skipped
                     if progress is not None and number % PROGRESS_EVERY_LINES == 0:
