@@ -392,35 +392,36 @@ def test_the_fast_path_never_disagrees_with_the_full_check(tmp_path_factory: pyt
             assert fast is None or fast == full(session, tool, tool_input), (steps, step, tool)
 
 
-def test_the_fast_path_and_its_primitives_import_only_the_standard_library_basics() -> None:
-    """The fast path runs before every tool call: importing it (and every primitive it shares with the full check)
-    loads no attrs, pathlib or hashlib, and the full check's modules no longer import the fast path."""
+def _fresh_interpreter_runs(code: str) -> None:
+    """``code`` in a new interpreter (nothing imported yet) exits cleanly; its assertion's message otherwise."""
     import subprocess
     import sys
 
-    code = ("import sys\n"
-            "import verigate.selfgate._quick, verigate.selfgate._lines, verigate.selfgate._flock\n"
-            "heavy = sorted({'attrs', 'pathlib', 'hashlib', 'unicodedata', 'fastjsonschema'} & set(sys.modules))\n"
-            "assert not heavy, heavy\n"
-            "for name in list(sys.modules):\n"
-            "    if name.startswith('verigate'):\n"
-            "        del sys.modules[name]\n"
-            "import verigate.selfgate._enforce, verigate.selfgate._scan\n"
-            "assert 'verigate.selfgate._quick' not in sys.modules\n")
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr
+
+
+def test_the_fast_path_and_its_primitives_import_only_the_standard_library_basics() -> None:
+    """The fast path runs before every tool call: importing it (and every primitive it shares with the full check)
+    loads no attrs, pathlib or hashlib, and the full check's modules no longer import the fast path."""
+    _fresh_interpreter_runs(
+        "import sys\n"
+        "import verigate.selfgate._quick, verigate.selfgate._lines, verigate.selfgate._flock\n"
+        "heavy = sorted({'attrs', 'pathlib', 'hashlib', 'unicodedata', 'fastjsonschema'} & set(sys.modules))\n"
+        "assert not heavy, heavy\n"
+        "for name in list(sys.modules):\n"
+        "    if name.startswith('verigate'):\n"
+        "        del sys.modules[name]\n"
+        "import verigate.selfgate._enforce, verigate.selfgate._scan\n"
+        "assert 'verigate.selfgate._quick' not in sys.modules\n")
 
 
 def test_the_full_checks_modules_load_neither_hashlib_nor_the_rule_engine() -> None:
     """A prompt or a tool call whose new text no phrase rule can match never needs the rule engine (the Screen's
     prefilter decides), and the self-gate's hashes use the builtin sha256: importing the full check's modules,
     the schema cache included, loads neither OpenSSL's hashlib nor the rules package."""
-    import subprocess
-    import sys
-
-    code = ("import sys\n"
-            "import verigate.selfgate._enforce, verigate.selfgate._scan, verigate._schema_cache\n"
-            "heavy = sorted(name for name in sys.modules if name == 'hashlib' or name.startswith('verigate.rules'))\n"
-            "assert not heavy, heavy\n")
-    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert ran.returncode == 0, ran.stderr
+    _fresh_interpreter_runs(
+        "import sys\n"
+        "import verigate.selfgate._enforce, verigate.selfgate._scan, verigate._schema_cache\n"
+        "heavy = sorted(name for name in sys.modules if name == 'hashlib' or name.startswith('verigate.rules'))\n"
+        "assert not heavy, heavy\n")
