@@ -44,6 +44,7 @@ __all__ = [
     "line_too_long",
     "not_a_log_file",
     "open_log_file",
+    "open_log_stream",
     "past_the_bound",
 ]
 
@@ -96,6 +97,11 @@ def open_log_file(path: str) -> int:
         os.close(descriptor)
         raise
     return descriptor
+
+
+def open_log_stream(path: str) -> BinaryIO:
+    """:func:`open_log_file` as a binary stream (closing it closes the descriptor)."""
+    return os.fdopen(open_log_file(path), "rb")
 
 
 def is_regular_log(mode: int, source: str) -> bool:

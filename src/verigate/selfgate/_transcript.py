@@ -6,7 +6,7 @@ import json
 import os
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import InputError
 from .._transcript_lines import (
@@ -17,7 +17,7 @@ from .._transcript_lines import (
     CODEX_OTHER_TYPES,
     claude_prompt_origin,
     codex_prompt_origin,
-    open_log_file,
+    open_log_stream,
 )
 from ._lines import read_lines
 from ._statsig import Signature, of_status
@@ -95,7 +95,7 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
     """Classify every complete line after ``cursor``. A final line without its newline is left for the next
     call (the host may be writing it). A missing or unreadable transcript is an InputError."""
     try:
-        handle = _open_log(path)  # one descriptor for stat, head check and reading
+        handle = open_log_stream(path)  # one descriptor for stat, head check and reading
     except FileNotFoundError as exc:
         raise InputError("the session transcript does not exist", source=path) from exc
     except OSError as exc:
@@ -119,15 +119,10 @@ def read_new_lines(path: str, cursor: Cursor) -> TranscriptRead:
                           of_status(status), crc)
 
 
-def _open_log(path: str) -> BinaryIO:
-    """The session log, a regular file (see ``open_log_file``)."""
-    return os.fdopen(open_log_file(path), "rb")
-
-
 def tail_lines(path: str, max_bytes: int = 256 * 1024) -> list[TranscriptLine]:
     """The classified complete lines among the last ``max_bytes`` of a transcript (line numbers 0: unknown)."""
     try:
-        with _open_log(path) as handle:
+        with open_log_stream(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             start = max(0, size - max_bytes)
             handle.seek(start)

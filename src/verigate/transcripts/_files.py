@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from .._errors import InputError
-from .._transcript_lines import bounded_lines, open_log_file
+from .._transcript_lines import bounded_lines, open_log_stream
 
 __all__ = ["subagent_files"]
 
 
 def _first_session_id(path: Path) -> str | None:
     try:  # a regular file only: a pipe would block, a device never end (InputError: no id told)
-        with os.fdopen(open_log_file(str(path)), "rb") as stream:
+        with open_log_stream(str(path)) as stream:
             for raw in bounded_lines(stream, str(path)):
                 try:
                     record = json.loads(raw)
