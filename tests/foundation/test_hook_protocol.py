@@ -159,22 +159,34 @@ def test_a_bug_in_a_project_is_logged_beside_its_store(monkeypatch: pytest.Monke
     assert log.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_handler_printing_to_stdout_does_not_spoil_the_answer() -> None:
-    # a plug-in's print() ran inside the handler would put text before the JSON answer on the host's stdout: a host
-    # that cannot parse it proceeds, so a block (exit 0 and a JSON decision) would become a pass
+TALKERS = {
+    "print": "print('a plug-in talking on stdout')",
+    "descriptor 1": "os.write(1, b'a plug-in talking on stdout\\n')",
+    "a child process": "subprocess.run([sys.executable, '-c', 'print(\"a plug-in talking on stdout\")'], check=True)",
+}
+
+
+@pytest.mark.parametrize("talk", list(TALKERS), ids=list(TALKERS))
+def test_a_handler_talking_on_stdout_does_not_spoil_the_answer(talk: str) -> None:
+    # a plug-in's output inside the handler would put text before the JSON answer on the host's stdout: a host
+    # that cannot parse it proceeds, so a block (exit 0 and a JSON decision) would become a pass. Text after the
+    # answer (a thread or atexit handler still writing) spoils it the same way
     import subprocess
     import sys
 
     program = (
-        "import sys\n"
+        "import os, subprocess, sys\n"
         "from verigate.hooks._protocol import run_hook\n"
         "def handler(data):\n"
-        "    print('a plug-in talking on stdout')\n"
+        f"    {TALKERS[talk]}\n"
         "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
-        "sys.exit(run_hook(handler, lambda reason: (2, None, reason)))\n"
+        "code = run_hook(handler, lambda reason: (2, None, reason))\n"
+        "os.write(1, b'written after the answer\\n')\n"
+        "sys.exit(code)\n"
     )
     done = subprocess.run([sys.executable, "-c", program], input="{}", capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"decision": "block", "reason": "no"}
     assert "a plug-in talking on stdout" in done.stderr  # not lost: a plug-in's output goes to stderr
+    assert "written after the answer" in done.stderr

@@ -269,6 +269,45 @@ def test_a_slow_hook_stage_is_given_up_before_the_host_timeout(project: Path, ju
     assert review_status(project, review_id) == "pending"
 
 
+NOISY_STAGE = '''"""A PostVerify stage writing to the process's stdout below Python: C code, a child process."""
+import asyncio
+import os
+import subprocess
+import sys
+
+from verigate import hookimpl
+
+
+@hookimpl
+async def verigate_post_verify(candidate, verdict):
+    os.write(1, b"a plug-in's C code on descriptor 1\\n")
+    subprocess.run([sys.executable, "-c", "print('a plug-in child process on its inherited stdout')"], check=True)
+    if os.environ.get("NOISY_STAGE_HANGS"):
+        await asyncio.sleep(60)
+'''
+
+
+@pytest.mark.parametrize("hangs", [False, True], ids=["answers", "hangs past the deadline"])
+def test_output_below_python_never_spoils_the_stop_answer(project: Path, judge: JudgeServer, tmp_path: Path,
+                                                          hangs: bool) -> None:
+    # text before the JSON answer makes it unparseable, and a host that cannot parse a Stop answer lets the agent
+    # stop: a block would become a pass. print() was caught; a write to descriptor 1 itself was not
+    (tmp_path / "noisy_stage.py").write_text(NOISY_STAGE, encoding="utf-8")
+    write_config(project, judge.base_url, extra="plugins: [noisy_stage]\nhooks:\n  timeout_s: 60\n")
+    judge.reply_text(FAIL)
+    env = hook_env(**{DEADLINE_ENV: "4", "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(tmp_path), os.environ.get("PYTHONPATH", "")]))})
+    if hangs:
+        env["NOISY_STAGE_HANGS"] = "1"
+    run = run_hook_process("claude-code", "stop", stop(project), env=env)  # the stdout must parse as JSON
+    if hangs:
+        assert _not_verified(run), run
+    else:
+        assert run.blocked, run
+    assert "a plug-in's C code on descriptor 1" in run.stderr  # not lost: it goes to stderr
+    assert "a plug-in child process on its inherited stdout" in run.stderr
+
+
 @pytest.mark.usefixtures("in_process")
 def test_an_invalid_deadline_budget_fails_closed(project: Path, judge: JudgeServer) -> None:
     with environment(**{DEADLINE_ENV: "soon"}):

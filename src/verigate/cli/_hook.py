@@ -19,7 +19,15 @@ import threading
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..hooks._protocol import DEADLINE_ENV, HookAnswer, arm_watchdog, run_hook, supervise, watchdog_deadline_s
+from ..hooks._protocol import (
+    DEADLINE_ENV,
+    HookAnswer,
+    arm_watchdog,
+    hold_stdout,
+    run_hook,
+    supervise,
+    watchdog_deadline_s,
+)
 
 #: (host, event) -> "module:function" under verigate.hooks; the function is ``main() -> int``
 EVENTS: dict[tuple[str, str], str] = {
@@ -71,6 +79,7 @@ def main(argv: Sequence[str]) -> int:
         supervise(seconds, lambda reason: fail_closed_answer(host, event, reason))  # returns in the child only
     else:
         arm_watchdog(seconds, deadline_answer(host, event, seconds))
+    hold_stdout()  # from here on descriptor 1 carries the answer alone, whoever writes it
     module_name, function_name = EVENTS[(host, event)].split(":")
     try:
         function = getattr(importlib.import_module(module_name), function_name)
