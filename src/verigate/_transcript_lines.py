@@ -92,7 +92,7 @@ def open_log_file(path: str) -> int:
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise not_a_log_file(path)
+            raise not_a_log_file(path, pipes=False)
     except BaseException:
         os.close(descriptor)
         raise
@@ -105,8 +105,8 @@ def open_log_stream(path: str) -> BinaryIO:
 
 
 def is_regular_log(mode: int, source: str) -> bool:
-    """For a log read forward (the grader's readers): True for a regular file, False for a pipe (read once, as
-    it comes); anything else — a device, a socket, a folder — is :func:`not_a_log_file`."""
+    """For a log read forward that may be a pipe (``Transcript`` with ``pipes``): True for a regular file, False for
+    a pipe (read once, as it comes); anything else — a device, a socket, a folder — is :func:`not_a_log_file`."""
     if stat.S_ISREG(mode):
         return True
     if stat.S_ISFIFO(mode):
@@ -114,8 +114,12 @@ def is_regular_log(mode: int, source: str) -> bool:
     raise not_a_log_file(source)
 
 
-def not_a_log_file(source: str) -> InputError:
-    """The error for a device (``/dev/zero``, a terminal): a session log is a regular file or a pipe."""
+def not_a_log_file(source: str, *, pipes: bool = True) -> InputError:
+    """The error for a device (``/dev/zero``, a terminal), a socket or a folder where a session log is expected; with
+    ``pipes`` False (a reader of regular files only) for a pipe too."""
+    if not pipes:
+        return InputError("not a regular file: a session log is read from a regular file only (a pipe could wait "
+                          "for a writer forever, a device never end)", source=source)
     return InputError("not a regular file or a pipe: a transcript is never read from a device", source=source)
 
 

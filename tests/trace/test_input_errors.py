@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from grade_helpers import cli
+from grade_helpers import cli, config
 
 from transcripts.builders import ClaudeSession, codex_lines
 
@@ -58,3 +59,33 @@ def test_a_truncated_last_line_is_still_normal(tmp_path: Path) -> None:
     result = cli("grade", "--transcript", str(path))
     assert result.returncode == 0, result.stderr
     assert "last line is truncated" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+@pytest.mark.parametrize(("where", "option"), [
+    ("subagents folder", "--transcript"),
+    ("subagents folder", "--transcripts"),
+    ("beside the session", "--transcript"),  # an old-layout file names its session in its lines: unreadable here
+    ("beside the session", "--transcripts"),  # matched by the pattern: left out, as a folder is
+])
+def test_a_named_pipe_where_a_transcript_is_found_never_makes_the_grader_wait(tmp_path: Path, where: str,
+                                                                               option: str) -> None:
+    # a pipe nobody writes to, planted where the grader looks for transcripts: opened for reading, it would wait
+    # for a writer forever and hang the CI job (the timeout of ``cli`` fails the test instead)
+    session = ClaudeSession(session="s9").prompt("fix it").tool("t1", "Read", {"file_path": "/repo/a.py"}).write(
+        tmp_path / "s9.jsonl")
+    folder = tmp_path / "s9" / "subagents" if where == "subagents folder" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    fifo = folder / "agent-a1.jsonl"
+    os.mkfifo(fifo)
+    settings = tmp_path / "trace-grader.config.yaml"
+    settings.write_text(json.dumps(config(subagents=True)), encoding="utf-8")
+    target = str(tmp_path / "*.jsonl") if option == "--transcripts" else str(session)
+    result = cli("grade", option, target, "--config", str(settings))
+    if where == "beside the session":
+        assert result.returncode == 0, result.stderr
+        assert "clean-pass" in result.stdout
+        return
+    assert result.returncode == 2, (result.stdout, result.stderr)  # a sub-agent that cannot be read: no verdict
+    assert "not a regular file" in result.stderr
+    assert option == "--transcripts" or "agent-a1.jsonl" in result.stderr  # the folder summary redacts paths

@@ -136,9 +136,9 @@ def test_the_self_gate_reads_regular_files_only(tmp_path: Path, target: str) -> 
         os.mkfifo(tmp_path / "pipe")
         target = str(tmp_path / "pipe")
     log.symlink_to(target)
-    with pytest.raises(InputError, match="not a regular file or a pipe"):
+    with pytest.raises(InputError, match="not a regular file: a session log is read from a regular file only"):
         read_new_lines(str(log), Cursor(0, 0, 0, 0, ""))
-    with pytest.raises(InputError, match="not a regular file or a pipe"):
+    with pytest.raises(InputError, match="not a regular file: a session log is read from a regular file only"):
         tail_lines(str(log))
 
 

@@ -16,7 +16,7 @@ import attrs
 from .. import _data
 from .. import _json as strict_json
 from .._errors import InputError
-from .._transcript_lines import bounded_lines
+from .._transcript_lines import bounded_lines, open_log_stream
 from ..transcripts import CallPairer, ToolCall, ToolResult, ToolUse, Transcript, read_claude_code, read_codex
 from ..transcripts import CompactBoundary as _Compact
 from ..transcripts import subagent_files as _subagent_files
@@ -100,7 +100,8 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
     """
     path = Path(path)
     try:
-        data = strict_json.loads(path.read_bytes(), source=str(path))
+        with open_log_stream(str(path)) as stream:
+            data = strict_json.loads(stream.read(), source=str(path))
     except OSError as exc:
         raise _unreadable(path, exc) from exc
     _data.validate(TRACES_SCHEMA, data, source=str(path))
@@ -139,7 +140,7 @@ def parse_audit(path: str | Path, *, task: str | None = None, progress: Progress
     warnings = 0
     truncated = False
     try:
-        stream = path.open("rb")
+        stream = open_log_stream(str(path))
     except OSError as exc:
         raise _unreadable(path, exc) from exc
     with stream:
@@ -291,13 +292,14 @@ def parse_claude_code(path: str | Path, *, task: str | None = None, progress: Pr
         raise InputError("no such transcript file", source=str(path))
     session = path.stem
     main = Run(task or session, session, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_claude_code(path, progress=progress), main,
+    yield from _TranscriptRuns(read_claude_code(path, progress=progress, pipes=False), main,
                                sidechains="apart" if subagents else "skip", host="Claude Code").events()
     if subagents:
         for sub in _subagent_files(path):
             run = Run(task or session, f"{session}:{sub.stem}", True, (), str(sub), delivered_forced=True,
                       parent=session)
-            yield from _TranscriptRuns(read_claude_code(sub), run, sidechains="main", host="Claude Code").events()
+            yield from _TranscriptRuns(read_claude_code(sub, pipes=False), run, sidechains="main",
+                                       host="Claude Code").events()
 
 
 def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress | None = None
@@ -307,7 +309,7 @@ def parse_codex(path: str | Path, *, task: str | None = None, progress: Progress
     if not path.is_file():
         raise InputError("no such rollout file", source=str(path))
     main = Run(task or path.stem, path.stem, True, (), str(path), delivered_forced=True)
-    yield from _TranscriptRuns(read_codex(path, progress=progress), main, sidechains="main",
+    yield from _TranscriptRuns(read_codex(path, progress=progress, pipes=False), main, sidechains="main",
                                host="Codex").events()
 
 
@@ -318,7 +320,7 @@ def detect_format(path: str | Path) -> Format:
     """Guess the format from the first JSON line: a document -> traces, Claude Code / Codex lines, else audit."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:
+        with open_log_stream(str(path)) as stream:
             head = stream.read(1)
             stream.seek(0)
             if head in (b"[",) or (head == b"{" and path.suffix == ".json"):

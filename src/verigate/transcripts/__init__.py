@@ -3,15 +3,17 @@ the self-gate detector.
 
 Public API::
 
-    read_claude_code(path, *, progress=None) -> Transcript   # Claude Code session / sub-agent JSONL
-    read_codex(path, *, progress=None) -> Transcript         # Codex rollout JSONL (~/.codex/sessions/…)
+    read_claude_code(path, *, progress=None, pipes=True) -> Transcript   # Claude Code session / sub-agent JSONL
+    read_codex(path, *, progress=None, pipes=True) -> Transcript         # Codex rollout JSONL (~/.codex/sessions/…)
     read(path, *, host="claude-code"|"codex") -> Transcript
     last_turn(path, *, host="claude-code"|"codex", output_chars=20000, subagent=False) -> Turn
     subagent_files(session_path) -> list[Path]
     cut_text(text, limit) -> str                             # cut at a token boundary: never half a secret
     CallPairer                                               # pairs ToolUse/ToolResult by id, in issue order
 
-A :class:`Transcript` is iterated once and yields typed events, each with its 1-based source ``line``:
+``pipes`` False reads a regular file only: a named pipe is an input error at once instead of a read that waits
+for a writer (the grader reads so). A :class:`Transcript` is iterated once and yields typed events, each with its
+1-based source ``line``:
 
 * :class:`UserPrompt` ``(text, line, origin, sidechain)`` — ``typed`` is True only for a person's own prompt
   or slash command; ``origin`` says what else it is (``meta``, ``command_output``, ``interrupt``,

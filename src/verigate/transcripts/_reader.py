@@ -28,7 +28,7 @@ from .._transcript_lines import (
     content_text,
     is_regular_log,
     line_too_long,
-    not_a_log_file,
+    open_log_stream,
     past_the_bound,
 )
 from . import _fast
@@ -106,8 +106,11 @@ class Transcript:
         parse_line: Callable[[Transcript, int, Any], Iterable[Event]],
         *,
         progress: Callable[[int], None] | None = None,
+        pipes: bool = True,
     ) -> None:
         self.path = Path(path)
+        #: a named pipe is read as it comes (False: only a regular file is read; a pipe is an input error at once)
+        self.pipes = pipes
         self.warnings = 0
         self.warning_samples: list[str] = []
         self.truncated_tail = False
@@ -143,10 +146,11 @@ class Transcript:
         source = str(self.path)
         # a line is read at most one past the bound (in characters, then checked in bytes): never held whole
         limit = MAX_LINE_BYTES + 2
-        if is_regular_log(self.path.stat().st_mode, source):  # it can be read again; a pipe cannot
-            with self.path.open("rb") as binary, io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as stream:
-                if not is_regular_log(os.fstat(binary.fileno()).st_mode, source):  # swapped since the stat above
-                    raise not_a_log_file(source)
+        # a regular file can be read again, a pipe cannot; a regular file is opened without waiting for a writer
+        # (open_log_stream), so one swapped for a pipe since the stat is an input error, never a wait
+        regular = is_regular_log(self.path.stat().st_mode, source) if self.pipes else True
+        if regular:
+            with open_log_stream(source) as binary, io.TextIOWrapper(binary, encoding="utf-8", newline="\n") as stream:
                 # decoded 64 KiB at a time rather than 8: fewer lines straddle two chunks (a tenth faster on
                 # transcripts, whose lines run to kilobytes); a CPython attribute, not in the type stubs
                 stream._CHUNK_SIZE = TEXT_CHUNK_BYTES  # type: ignore[attr-defined]
@@ -163,8 +167,8 @@ class Transcript:
                     self.bytes_read = binary.tell()
                     return
         read = 0
-        with self.path.open("rb") as binary:
-            is_regular_log(os.fstat(binary.fileno()).st_mode, source)  # a pipe or a regular file: read on
+        with open_log_stream(source) if regular else self.path.open("rb") as binary:
+            is_regular_log(os.fstat(binary.fileno()).st_mode, source)  # a pipe (or a device swapped in): refused
             for number, raw in enumerate(bounded_lines(binary, source), 1):
                 read += len(raw)
                 if number > done:  # lines already given as text are skipped
@@ -306,9 +310,11 @@ def _claude_line(reader: Transcript, number: int, record: dict[str, Any]) -> Ite
     return ()
 
 
-def read_claude_code(path: str | Path, *, progress: Callable[[int], None] | None = None) -> Transcript:
-    """Read a Claude Code session (or sub-agent) JSONL file as a stream of events."""
-    return Transcript(path, _claude_line, progress=progress)
+def read_claude_code(path: str | Path, *, progress: Callable[[int], None] | None = None,
+                     pipes: bool = True) -> Transcript:
+    """Read a Claude Code session (or sub-agent) JSONL file as a stream of events (``pipes`` False: a named pipe is
+    an input error rather than read as it comes)."""
+    return Transcript(path, _claude_line, progress=progress, pipes=pipes)
 
 
 # ------------------------------------------------------------------------------------------------- Codex
@@ -436,6 +442,8 @@ def _codex_line(reader: Transcript, number: int, record: dict[str, Any]) -> Iter
         reader.warn(number, f"unclassified line type {kind!r}")
 
 
-def read_codex(path: str | Path, *, progress: Callable[[int], None] | None = None) -> Transcript:
-    """Read a Codex CLI rollout JSONL file (``~/.codex/sessions/…/rollout-*.jsonl``) as a stream of events."""
-    return Transcript(path, _codex_line, progress=progress)
+def read_codex(path: str | Path, *, progress: Callable[[int], None] | None = None, pipes: bool = True
+               ) -> Transcript:
+    """Read a Codex CLI rollout JSONL file (``~/.codex/sessions/…/rollout-*.jsonl``) as a stream of events
+    (``pipes`` as in :func:`read_claude_code`)."""
+    return Transcript(path, _codex_line, progress=progress, pipes=pipes)
