@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -190,3 +191,95 @@ def test_a_handler_talking_on_stdout_does_not_spoil_the_answer(talk: str) -> Non
     assert json.loads(done.stdout) == {"decision": "block", "reason": "no"}
     assert "a plug-in talking on stdout" in done.stderr  # not lost: a plug-in's output goes to stderr
     assert "written after the answer" in done.stderr
+
+
+def _hook_program(handler_body: str, *, before: str = "") -> str:
+    """A process that answers a block through run_hook with its own stdout, after ``before``."""
+    return (
+        "import os, subprocess, sys\n"
+        f"{before}\n"
+        "from verigate.hooks._protocol import run_hook\n"
+        "def handler(data):\n"
+        f"    {handler_body}\n"
+        "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
+        "sys.exit(run_hook(handler, lambda reason: (2, None, reason)))\n"
+    )
+
+
+def _answer_only(stdout: str) -> None:
+    assert json.loads(stdout) == {"decision": "block", "reason": "no"}, stdout
+
+
+def test_with_stderr_closed_the_answer_still_stands_alone() -> None:
+    # os.dup takes the lowest free number: with descriptor 2 closed, the answer's copy would have become fd 2 and
+    # descriptor 1, pointed at "stderr", the answer's channel again
+    import subprocess
+    import sys
+
+    program = _hook_program("os.write(1, b'junk on 1\\n'); os.write(2, b'junk on 2\\n')")
+    done = subprocess.run(["/bin/sh", "-c", 'exec "$0" -c "$1" 2>&-', sys.executable, program], input="{}",
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0
+    _answer_only(done.stdout)
+
+
+def test_a_host_merging_stderr_into_stdout_gets_the_answer_alone() -> None:
+    import subprocess
+    import sys
+
+    program = _hook_program("os.write(1, b'junk on 1\\n')")
+    done = subprocess.run([sys.executable, "-c", program], input="{}", stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=60, check=False)
+    assert done.returncode == 0
+    _answer_only(done.stdout)
+
+
+def test_text_python_buffered_before_the_hook_goes_to_stderr() -> None:
+    # a .pth file, sitecustomize or an import printing before run_hook: stdout is a pipe, so Python buffers it
+    # (unless PYTHONUNBUFFERED: then it is written at once, before any hook code runs, and nothing can take it back)
+    import os
+    import subprocess
+    import sys
+
+    program = _hook_program("pass", before="print('printed before the hook')")
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", program], input="{}", capture_output=True, text=True, timeout=60,
+                          check=False, env=environment)
+    _answer_only(done.stdout)
+    assert "printed before the hook" in done.stderr
+
+
+def test_an_answer_descriptor_closed_and_reused_is_never_written(tmp_path: Path) -> None:
+    # a plug-in closing every descriptor above 2 and opening a file: the file gets the answer copy's number
+    import subprocess
+    import sys
+
+    log = tmp_path / "reused.log"
+    program = _hook_program(f"os.closerange(3, 4096); globals()['log'] = open({str(log)!r}, 'w')")
+    done = subprocess.run([sys.executable, "-c", program], input="{}", capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and done.stdout == ""  # no answer can be written: exit 2 blocks
+    assert "block" not in log.read_text(encoding="utf-8")
+
+
+def test_the_answer_descriptor_is_known_before_stdout_moves() -> None:
+    # the watchdog answers at any moment: once descriptor 1 points at stderr, it must already write to the copy
+    import subprocess
+    import sys
+
+    program = (
+        "import os\n"
+        "import verigate.hooks._answer_fd as answer_fd\n"
+        "real, seen = os.dup2, []\n"
+        "def spy(source, target, *rest):\n"
+        "    real(source, target, *rest)\n"
+        "    if target == 1:\n"
+        "        seen.append(answer_fd.answer_descriptor())\n"
+        "os.dup2 = spy\n"
+        "answer_fd.hold_stdout()\n"
+        "os.dup2 = real\n"
+        "assert seen and all(descriptor > 2 for descriptor in seen), seen\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], input="", capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr

@@ -11,10 +11,10 @@ supervising process).
 A thread cannot interrupt C code that holds the GIL (a regular expression backtracking inside ``re``, say): the
 watchdog bounds everything written in Python, which is everything verigate itself runs.
 
-Text on stdout other than the answer makes the answer unparseable, so :func:`hold_stdout` keeps descriptor 1 for
-the answer alone. This module is past 400 lines because the three writers of an answer (:func:`run_hook`, the
-watchdog, the supervisor) share its state — the answer token and the answer's descriptor — which a split would
-spread over modules that reach into each other.
+Text on stdout other than the answer makes the answer unparseable, so the hook process's answer is written to a
+descriptor of its own (:mod:`._answer_fd`). This module is past 400 lines because the three writers of an answer
+(:func:`run_hook`, the watchdog, the supervisor) share the answer token, which a split would spread over modules
+that reach into each other.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .._errors import InputError, VerigateError
 from .._json import DEFAULT_MAX_DEPTH, StrictJSONError, loads
+from ._answer_fd import answer_descriptor, hold_stdout
 
 # Every hook process imports this module before its answer: pathlib (an error's log folder) and select and signal
 # (the supervising parent's, first used after the fork, while the child already runs) load only where used
@@ -77,8 +78,6 @@ MAX_HOOK_STDIN_BYTES = 8 * 1024 * 1024
 CLAIM_GRACE_S = 2.0
 #: the watchdog of this process, when ``verigate hook`` armed one
 _watchdog: Watchdog | None = None
-#: where this process writes its answer once :func:`hold_stdout` has run: a private copy of descriptor 1
-_answer_fd: int | None = None
 
 
 def hook_budget_s(environ: Mapping[str, str] | None = None) -> float:
@@ -160,7 +159,7 @@ class Watchdog:
             self._exit(2 if self._answered_code is None else self._answered_code)
             return
         try:
-            for descriptor, data in ((_answer_descriptor(), self._stdout), (2, self._stderr)):
+            for descriptor, data in ((answer_descriptor(), self._stdout), (2, self._stderr)):
                 while data:
                     data = data[os.write(descriptor, data):]
         except OSError:  # an answer that cannot be written: exit 2 still blocks
@@ -313,39 +312,6 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
     os._exit(code if code != 1 else 2)
 
 
-def hold_stdout() -> int | None:
-    """Keep this process's stdout for the hook's answer alone: from now on the answer goes to a private copy of
-    descriptor 1, and descriptor 1 itself points at stderr. Idempotent; returns the copy (None when descriptor 1
-    is not open: no answer can be written, and the hook exits 2).
-
-    ``print`` is redirected while the handler runs, but a plug-in's C code, a process it starts (which inherits
-    descriptor 1) or a thread that outlives the handler writes below Python. Text before or after the JSON answer
-    makes it unparseable, and a host that cannot parse a hook's answer proceeds: a block would become a pass. The
-    copy is not inheritable, so no child process holds the answer's pipe open either. A hook process owns its
-    stdout: call this (``run_hook`` does, with no stream given) only in a process that answers a host.
-    """
-    global _answer_fd
-    if _answer_fd is None:
-        with contextlib.suppress(OSError, ValueError):  # what Python buffered for fd 1 goes out first, in order
-            sys.stdout.flush()
-        try:
-            copy = os.dup(1)
-        except OSError:
-            return None
-        try:
-            os.dup2(2, 1)
-        except OSError:  # no stderr either: the rest goes nowhere rather than into the answer
-            sink = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(sink, 1)
-            os.close(sink)
-        _answer_fd = copy
-    return _answer_fd
-
-
-def _answer_descriptor() -> int:
-    return _answer_fd if _answer_fd is not None else 1
-
-
 def hook_started() -> float | None:
     """:func:`time.monotonic` when this process's watchdog was armed (None outside ``verigate hook``): the
     moment a hook's own time budget should count from, since the watchdog counts from it."""
@@ -442,7 +408,7 @@ def run_hook(
             # ASCII JSON (\u escapes): a host pipe in a legacy code page must never make the answer unwritable
             line = json.dumps(payload, ensure_ascii=True) + "\n"
             if answer_fd is not None:
-                _write_all(answer_fd, line.encode("ascii"))
+                _write_all(answer_descriptor(), line.encode("ascii"))
             else:
                 stdout.write(line)
                 stdout.flush()
