@@ -9,6 +9,8 @@ import json
 import os
 import secrets
 import string
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -306,6 +308,22 @@ def test_output_below_python_never_spoils_the_stop_answer(project: Path, judge: 
         assert run.blocked, run
     assert "a plug-in's C code on descriptor 1" in run.stderr  # not lost: it goes to stderr
     assert "a plug-in child process on its inherited stdout" in run.stderr
+
+
+def test_a_host_merging_stderr_still_reads_the_stop_answer_alone(project: Path, judge: JudgeServer,
+                                                                  tmp_path: Path) -> None:
+    # the supervised child's descriptor 1 is a pipe to the supervisor: whether stderr is merged into stdout is the
+    # host's stdout's question, not the pipe's
+    (tmp_path / "noisy_stage.py").write_text(NOISY_STAGE.replace("    subprocess.run(", "    0 and subprocess.run("),
+                                             encoding="utf-8")
+    write_config(project, judge.base_url, extra="plugins: [noisy_stage]\nhooks:\n  timeout_s: 60\n")
+    judge.reply_text(FAIL)
+    env = hook_env(PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")])))
+    done = subprocess.run([sys.executable, "-m", "verigate", "hook", "claude-code", "stop"],
+                          input=json.dumps(stop(project)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["decision"] == "block", done.stdout
 
 
 @pytest.mark.usefixtures("in_process")

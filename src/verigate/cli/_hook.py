@@ -77,9 +77,9 @@ def main(argv: Sequence[str]) -> int:
     forked = hasattr(os, "fork") and threading.active_count() == 1
     if forked:
         supervise(seconds, lambda reason: fail_closed_answer(host, event, reason))  # returns in the child only
-    else:
+    else:  # from here on descriptor 1 carries the answer alone, whoever writes it (supervise does the same)
+        hold_stdout()
         arm_watchdog(seconds, deadline_answer(host, event, seconds))
-    hold_stdout()  # from here on descriptor 1 carries the answer alone, whoever writes it
     module_name, function_name = EVENTS[(host, event)].split(":")
     try:
         function = getattr(importlib.import_module(module_name), function_name)

@@ -13,7 +13,7 @@ import errno
 import os
 import sys
 
-__all__ = ["answer_descriptor", "hold_stdout"]
+__all__ = ["answer_descriptor", "hold_stdout", "identity"]
 
 #: where this process writes its answer once :func:`hold_stdout` has run: a private copy of descriptor 1, and the
 #: (device, inode) of the file it was made of
@@ -21,7 +21,7 @@ _answer_fd: int | None = None
 _answer_file: tuple[int, int] | None = None
 
 
-def hold_stdout() -> int | None:
+def hold_stdout(*, host_stdout: tuple[int, int] | None = None) -> int | None:
     """Keep this process's stdout for the hook's answer alone: from now on the answer goes to a private copy of
     descriptor 1, and descriptor 1 itself points at stderr. Idempotent; returns the copy (None when descriptor 1
     is not open: no answer can be written, and the hook exits 2).
@@ -36,6 +36,8 @@ def hold_stdout() -> int | None:
     - Descriptor 1 points at /dev/null instead when stderr is closed or is the same file as stdout (a host that
       merges the two is not supported: what is written to stderr would reach the answer's stream).
     - What Python had buffered for stdout is flushed after the move: to stderr, never before the answer.
+    - ``host_stdout`` is the (device, inode) of the host's stdout when descriptor 1 is not it (the supervised
+      child's is a pipe to the supervisor): whether stderr is merged into stdout is asked of the host's.
     - A hook process owns its stdout: call this (``run_hook`` does, with no stream given) only in a process that
       answers a host.
     """
@@ -44,12 +46,12 @@ def hold_stdout() -> int | None:
         return _answer_fd
     try:
         copy = _dup_above_stdio(1)
-        answer_file = _identity(copy)
+        answer_file = identity(copy)
     except OSError:
         return None
     _answer_fd, _answer_file = copy, answer_file
     try:
-        merged = _identity(2) == answer_file
+        merged = identity(2) in (answer_file, host_stdout)
     except OSError:  # stderr is closed: it gets /dev/null too, so that no file opened later takes its number
         merged = True
         _to_devnull(2)
@@ -76,7 +78,8 @@ def _dup_above_stdio(descriptor: int) -> int:
             os.close(held)
 
 
-def _identity(descriptor: int) -> tuple[int, int]:
+def identity(descriptor: int) -> tuple[int, int]:
+    """The (device, inode) of the file open at ``descriptor`` (OSError when none is)."""
     info = os.fstat(descriptor)
     return info.st_dev, info.st_ino
 
@@ -93,6 +96,6 @@ def answer_descriptor() -> int:
     was made of (a plug-in closed it and another file took its number): then no answer can be written (exit 2)."""
     if _answer_fd is None:
         return 1
-    if _identity(_answer_fd) != _answer_file:
+    if identity(_answer_fd) != _answer_file:
         raise OSError(errno.EBADF, "the answer's descriptor was closed and its number reused")
     return _answer_fd

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .._errors import InputError, VerigateError
 from .._json import DEFAULT_MAX_DEPTH, StrictJSONError, loads
-from ._answer_fd import answer_descriptor, hold_stdout
+from ._answer_fd import answer_descriptor, hold_stdout, identity
 
 # Every hook process imports this module before its answer: pathlib (an error's log folder) and select and signal
 # (the supervising parent's, first used after the fork, while the child already runs) load only where used
@@ -269,12 +269,17 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
     os.write(claim_write, b"!")
     os.close(claim_write)
     os.set_blocking(claim_read, False)
+    try:
+        host_stdout: tuple[int, int] | None = identity(1)
+    except OSError:
+        host_stdout = None
     pid = os.fork()
     if pid == 0:  # the child: the hook itself, its stdout into the pipe
         os.close(out_read)
         os.close(status_read)
         os.dup2(out_write, 1)
         os.close(out_write)
+        hold_stdout(host_stdout=host_stdout)  # before the watchdog: it must find the answer's descriptor in place
         arm_watchdog(seconds, answer_for(_deadline_reason(seconds)), status_fd=status_write, claim_fd=claim_read)
         return
     os.close(out_write)
