@@ -89,3 +89,17 @@ def test_a_named_pipe_where_a_transcript_is_found_never_makes_the_grader_wait(tm
     assert result.returncode == 2, (result.stdout, result.stderr)  # a sub-agent that cannot be read: no verdict
     assert "not a regular file" in result.stderr
     assert option == "--transcripts" or "agent-a1.jsonl" in result.stderr  # the folder summary redacts paths
+
+
+def test_an_audit_line_past_the_bound_is_refused_not_held(tmp_path: Path) -> None:
+    # an audit-looking first line, then 70 MiB without a newline (a sparse file: 4 KB on disk): read whole before,
+    # a few such files exhausted memory; now the line is refused at the bound like a transcript's
+    from verigate._transcript_lines import MAX_LINE_BYTES
+
+    path = tmp_path / "audit.jsonl"
+    with path.open("wb") as stream:
+        stream.write(b'{"ts": 1, "event": "PreToolUse", "session_id": "a", "tool_name": "Bash"}\n{"x": "')
+        stream.truncate(MAX_LINE_BYTES + 6 * 1024 * 1024)
+    result = cli("grade", "--audit", str(path), "--task", "t")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert str(path) in result.stderr and "clean-pass" not in result.stdout

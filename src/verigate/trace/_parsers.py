@@ -100,8 +100,12 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
     """
     path = Path(path)
     try:
-        with open_log_stream(str(path)) as stream:
-            data = strict_json.loads(stream.read(), source=str(path))
+        with open_log_stream(str(path)) as stream:  # read one byte past the reader's bound: never held whole
+            document = stream.read(4 * strict_json.DEFAULT_MAX_CHARS + 1)
+        if len(document) > 4 * strict_json.DEFAULT_MAX_CHARS:
+            raise InputError(f"a traces document of more than {4 * strict_json.DEFAULT_MAX_CHARS:,} bytes is refused",
+                             source=str(path))
+        data = strict_json.loads(document, source=str(path))
     except OSError as exc:
         raise _unreadable(path, exc) from exc
     _data.validate(TRACES_SCHEMA, data, source=str(path))
@@ -145,7 +149,7 @@ def parse_audit(path: str | Path, *, task: str | None = None, progress: Progress
         raise _unreadable(path, exc) from exc
     with stream:
         read = 0
-        for number, raw in enumerate(stream, 1):
+        for number, raw in enumerate(bounded_lines(stream, str(path)), 1):  # a line is never held past the bound
             read += len(raw)
             if progress is not None and number % 2048 == 0:
                 progress(read)
