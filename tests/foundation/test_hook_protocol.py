@@ -160,6 +160,21 @@ def test_a_bug_in_a_project_is_logged_beside_its_store(monkeypatch: pytest.Monke
     assert log.stat().st_mode & 0o777 == 0o600
 
 
+def _hook_program(handler_body: str, *, before: str = "", after: str = "") -> str:
+    """A process that answers a block through run_hook with its own stdout, between ``before`` and ``after``."""
+    return (
+        "import os, subprocess, sys\n"
+        f"{before}\n"
+        "from verigate.hooks._protocol import run_hook\n"
+        "def handler(data):\n"
+        f"    {handler_body}\n"
+        "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
+        "code = run_hook(handler, lambda reason: (2, None, reason))\n"
+        f"{after}\n"
+        "sys.exit(code)\n"
+    )
+
+
 TALKERS = {
     "print": "print('a plug-in talking on stdout')",
     "descriptor 1": "os.write(1, b'a plug-in talking on stdout\\n')",
@@ -175,35 +190,13 @@ def test_a_handler_talking_on_stdout_does_not_spoil_the_answer(talk: str) -> Non
     import subprocess
     import sys
 
-    program = (
-        "import os, subprocess, sys\n"
-        "from verigate.hooks._protocol import run_hook\n"
-        "def handler(data):\n"
-        f"    {TALKERS[talk]}\n"
-        "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
-        "code = run_hook(handler, lambda reason: (2, None, reason))\n"
-        "os.write(1, b'written after the answer\\n')\n"
-        "sys.exit(code)\n"
-    )
+    program = _hook_program(TALKERS[talk], after="os.write(1, b'written after the answer\\n')")
     done = subprocess.run([sys.executable, "-c", program], input="{}", capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"decision": "block", "reason": "no"}
     assert "a plug-in talking on stdout" in done.stderr  # not lost: a plug-in's output goes to stderr
     assert "written after the answer" in done.stderr
-
-
-def _hook_program(handler_body: str, *, before: str = "") -> str:
-    """A process that answers a block through run_hook with its own stdout, after ``before``."""
-    return (
-        "import os, subprocess, sys\n"
-        f"{before}\n"
-        "from verigate.hooks._protocol import run_hook\n"
-        "def handler(data):\n"
-        f"    {handler_body}\n"
-        "    return 0, {'decision': 'block', 'reason': 'no'}, ''\n"
-        "sys.exit(run_hook(handler, lambda reason: (2, None, reason)))\n"
-    )
 
 
 def _answer_only(stdout: str) -> None:
