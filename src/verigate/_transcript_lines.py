@@ -23,9 +23,12 @@ import functools
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ._errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "CLAUDE_MESSAGE_TYPES",
@@ -42,6 +45,7 @@ __all__ = [
     "is_regular_log",
     "is_typed_by_a_person",
     "line_too_long",
+    "listed_logs",
     "not_a_log_file",
     "open_log_file",
     "open_log_stream",
@@ -83,6 +87,23 @@ def bounded_lines(stream: BinaryIO, source: str) -> Iterator[bytes]:
         if past_the_bound(raw):
             raise line_too_long(source, number)
         yield raw
+
+
+def listed_logs(folder: Path, *, prefix: str = "", missing_ok: bool = True) -> list[Path]:
+    """The ``<prefix>*.jsonl`` entries of ``folder``, sorted; no folder (or a file in its place, ``missing_ok``)
+    holds none. Listed with :func:`os.scandir`, never ``Path.glob``: glob swallows a folder that cannot be listed,
+    and a session log left out is a declaration or a run never read, so that is an InputError naming the folder."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(folder / entry.name for entry in entries
+                          if entry.name.startswith(prefix) and entry.name.endswith(".jsonl"))
+    except (FileNotFoundError, NotADirectoryError) as error:
+        if missing_ok:
+            return []
+        reason = error.strerror
+    except OSError as error:  # no permission, a link loop, an I/O error: what it holds cannot be told
+        reason = error.strerror
+    raise InputError(f"a folder that may hold session logs cannot be listed ({reason})", source=str(folder))
 
 
 def open_log_file(path: str) -> int:

@@ -149,6 +149,16 @@ def test_sidechain_lines_count_for_their_session(session: Session) -> None:
     assert other.tool("Bash", {"command": "ls"}).denied
 
 
+
+def test_a_sub_agent_folder_that_cannot_be_listed_denies(session: Session) -> None:
+    # a gate declared in a sub-agent's log must hold: a folder whose logs cannot be listed (a link to itself here;
+    # no permission for a user) is an input error, never "no sub-agents" (is_dir and glob swallow it)
+    agents = session.transcript.with_suffix("") / "subagents"
+    agents.parent.mkdir(parents=True, exist_ok=True)
+    agents.symlink_to(agents.name)
+    ran = session.tool("Edit", {"file_path": "app.py"})
+    assert ran.denied and "cannot be listed" in ran.reason, ran.output
+
 def test_audit_mode_warns_without_denying(session: Session) -> None:
     session.assistant(GATE)
     ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")

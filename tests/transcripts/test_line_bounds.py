@@ -155,4 +155,6 @@ def test_a_cut_line_is_never_read_as_the_next_one(tmp_path: Path) -> None:
     session.write_text(_user("go") + "\n", encoding="utf-8")
     planted = b"x" * (MAX_LINE_BYTES + 2) + json.dumps({"sessionId": "s1"}).encode() + b"\n"
     (tmp_path / "agent-planted.jsonl").write_bytes(planted)
-    assert subagent_files(session) == []
+    with pytest.raises(InputError) as caught:  # whose it is cannot be told: an error, never attached (nor dropped)
+        subagent_files(session)
+    assert caught.value.line == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -236,6 +237,49 @@ def test_subagent_files_current_and_old_layout(tmp_path: Path) -> None:
     old = ClaudeSession(session="sess").prompt("task", sidechain=True).write(tmp_path / "agent-2.jsonl")
     ClaudeSession(session="other").prompt("task", sidechain=True).write(tmp_path / "agent-3.jsonl")
     assert subagent_files(main) == [new, old]
+
+
+def _loop(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(path.name)  # a link to itself: opening or listing it fails (ELOOP), even for root
+
+
+@pytest.mark.parametrize("where", ["subagents folder", "session folder", "sibling"])
+def test_a_sub_agent_place_that_cannot_be_read_is_an_error_not_no_sub_agents(tmp_path: Path, where: str) -> None:
+    # a folder that cannot be listed, or a sibling whose session cannot be told, may hold the run that failed:
+    # left out (Path.glob swallows the error), the session graded clean-pass without it
+    main = ClaudeSession(session="sess").prompt("x").write(tmp_path / "sess.jsonl")
+    broken = {"subagents folder": tmp_path / "sess" / "subagents", "session folder": tmp_path / "sess",
+              "sibling": tmp_path / "agent-1.jsonl"}[where]
+    _loop(broken)
+    with pytest.raises(InputError) as caught:
+        subagent_files(main)
+    assert str(caught.value.source).startswith(str(broken))  # the folder, or the subagents folder through it
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads a folder of mode 000")
+@pytest.mark.parametrize("mode", [0o000, 0o300])  # neither read nor search; search without read (not listable)
+def test_a_subagents_folder_without_read_permission_is_an_error(tmp_path: Path, mode: int) -> None:
+    main = ClaudeSession(session="sess").prompt("x").write(tmp_path / "sess.jsonl")
+    agents = tmp_path / "sess" / "subagents"
+    ClaudeSession(session="sess").prompt("task", sidechain=True).write(agents / "agent-1.jsonl")
+    agents.chmod(mode)
+    try:
+        with pytest.raises(InputError, match="cannot be listed"):
+            subagent_files(main)
+    finally:
+        agents.chmod(0o700)
+
+
+def test_no_place_for_sub_agents_is_no_sub_agents(tmp_path: Path) -> None:
+    # what cannot hold a sub-agent transcript is not an error: no folder, a file where the folder would be, a link
+    # to nothing beside the session (nothing to read)
+    main = ClaudeSession(session="sess").prompt("x").write(tmp_path / "sess.jsonl")
+    assert subagent_files(main) == []
+    (tmp_path / "sess").mkdir()
+    (tmp_path / "sess" / "subagents").write_text("not a folder", encoding="utf-8")
+    (tmp_path / "agent-gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    assert subagent_files(main) == []
 
 
 @settings(max_examples=60, deadline=None,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import attrs
 
+from .._transcript_lines import listed_logs
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, SelfGate, SelfGateState, fold
 from ._phrases import CloseCommand, PhraseHit
@@ -48,11 +49,7 @@ def subagent_folder(transcript: str) -> Path:
 def session_transcripts(transcript: str) -> list[str]:
     """The session's transcript and its sub-agent transcripts (``<session>/subagents/*.jsonl`` next to it):
     sub-agent (sidechain) messages count for the session that owns them."""
-    paths = [transcript]
-    folder = subagent_folder(transcript)
-    if folder.is_dir():
-        paths.extend(sorted(str(path) for path in folder.glob("*.jsonl")))
-    return paths
+    return [transcript, *(str(path) for path in listed_logs(subagent_folder(transcript)))]
 
 
 def _parse_ts(value: str | None) -> datetime.datetime | None:
