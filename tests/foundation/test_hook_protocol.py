@@ -255,6 +255,25 @@ def test_an_answer_descriptor_closed_and_reused_is_never_written(tmp_path: Path)
     assert "block" not in log.read_text(encoding="utf-8")
 
 
+
+def test_a_supervised_answer_past_the_relay_bound_is_never_relayed_cut() -> None:
+    # the supervisor keeps at most MAX_HOOK_STDIN_BYTES of the child's answer: relayed cut, a deny the host cannot
+    # parse lets the tool run. An agent sizes a self-gate answer itself (every gate it declares is listed in it)
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from verigate.hooks._protocol import MAX_HOOK_STDIN_BYTES, run_hook, supervise\n"
+        "supervise(30.0, lambda reason: (2, None, 'supervisor: ' + reason))\n"
+        "def handler(data):\n"
+        "    return 0, {'decision': 'block', 'reason': 'x' * MAX_HOOK_STDIN_BYTES}, ''\n"
+        "sys.exit(run_hook(handler, lambda reason: (2, None, reason)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], input=b"{}", capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == b"", done.stdout[-200:]
+    assert done.stderr.startswith(b"supervisor: ") and b"longer than" in done.stderr, done.stderr[-300:]
+
 def test_the_answer_descriptor_is_known_before_stdout_moves() -> None:
     # the watchdog answers at any moment: once descriptor 1 points at stderr, it must already write to the copy
     import subprocess

@@ -159,6 +159,19 @@ def test_a_sub_agent_folder_that_cannot_be_listed_denies(session: Session) -> No
     ran = session.tool("Edit", {"file_path": "app.py"})
     assert ran.denied and "cannot be listed" in ran.reason, ran.output
 
+
+def test_an_answer_lists_a_bounded_number_of_gates(session: Session) -> None:
+    # the agent sizes the answer by how many gates it declares: listed whole, a few thousand made a deny too long
+    # for the hook's relay (cut, unparseable: the host lets the tool run). The count and the way to see them all stay
+    for step in range(60):
+        session.assistant(f"Step {step} は成果物提示後に再承認とします。")
+    ran = session.tool("Bash", {"command": "ls"})
+    assert ran.denied and "and 40 more" in ran.reason, ran.reason[:400]
+    assert ran.reason.count("[sg-") == 20 and "verigate selfgate status" in ran.reason
+    assert "and 40 more" in str((ran.output or {}).get("systemMessage", ""))
+    assert "and 40 more" in session.prompt("what next?").context
+    assert "and 40 more" in session.prompt("release all gates").context  # the close request names them
+
 def test_audit_mode_warns_without_denying(session: Session) -> None:
     session.assistant(GATE)
     ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")

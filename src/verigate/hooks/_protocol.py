@@ -199,12 +199,14 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 class _Child:
     """The supervisor's view of the forked hook: what it wrote to stdout, the exit code it reported once its answer
-    was written, and whether it has ended (the status pipe closes when the child process does)."""
+    was written, and whether it has ended (the status pipe closes when the child process does). ``cut``: output
+    past MAX_HOOK_STDIN_BYTES was dropped, so what is held is no whole answer."""
 
     def __init__(self, pid: int, out_read: int, status_read: int) -> None:
         self.pid = pid
         self.out = bytearray()
         self.status = bytearray()
+        self.cut = False
         self._status_read = status_read
         self._open = {out_read: self.out, status_read: self.status}
 
@@ -223,6 +225,8 @@ class _Child:
                 del self._open[descriptor]
             elif len(self._open[descriptor]) < MAX_HOOK_STDIN_BYTES:  # a flood is cut, never stored whole
                 self._open[descriptor] += data
+            else:
+                self.cut = True
         return bool(ready)
 
     def pump(self, deadline: float, done: Callable[[], bool]) -> None:
@@ -293,15 +297,19 @@ def supervise(seconds: float, answer_for: Callable[[str], HookAnswer]) -> None:
         # the child took the token just before the deadline: its answer is being written; let it finish (bounded)
         child.pump(time.monotonic() + CLAIM_GRACE_S, lambda: bool(child.status) or child.ended)
     try:
-        if child.status:  # answered: relay the answer, give the child until the deadline to end by itself
+        if child.status:
             child.drain()
+        if child.status and not child.cut:  # answered: relay the answer, give the child until the deadline to end
             _write_all(1, bytes(child.out))
             child.pump(deadline, lambda: child.ended)
             child.end()
             os._exit(child.status[0] if child.status[0] != 1 else 2)
         ended = child.ended
         wait_status = child.end()
-        if ended:
+        if child.cut:  # relayed cut, a deny the host cannot parse would let the action through
+            reason = (f"verigate hook error: the hook's answer is longer than {MAX_HOOK_STDIN_BYTES:,} bytes, so it "
+                      "is not relayed")
+        elif ended:
             how = ("killed by signal " + str(os.WTERMSIG(wait_status)) if wait_status is not None
                    and os.WIFSIGNALED(wait_status) else f"exit status {wait_status}")
             reason = f"verigate hook error: the hook process ended without an answer ({how})"

@@ -33,6 +33,7 @@ from ._tool_policy import (
     gate_verdict,
     hardening_verdict,
     is_blocked,
+    listed,
 )
 from ._tool_policy import describe as describe_refs
 from ._tool_policy import how_to_close as how_to_close_refs
@@ -258,7 +259,7 @@ def decide_tool_call(hook_input: Mapping[str, Any], settings: Settings) -> ToolD
             return ToolDecision("deny", problem, problem)
         return ToolDecision("warn", problem, problem)
     _remember_fold(settings, session_id, transcript, result)
-    problems = "; ".join(str(problem) for problem in result.store_problems)
+    problems = listed([str(problem) for problem in result.store_problems])
     decision, reason, notice = gate_verdict(settings.mode, tool_name, _refs(result.state.open_gates(session_id)),
                                             problems, str(settings.store.path))
     return ToolDecision(decision, reason, "\n".join(part for part in (settings.notice, notice) if part))
@@ -327,7 +328,7 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
         if not chosen:
             return PromptOutcome(context=f"verigate: {command.gate_id} is not an open gate of this session; open: "
                                          f"{describe(gates)}.")
-        ids = ", ".join(gate.gate_id for gate in chosen)
+        ids = listed([gate.gate_id for gate in chosen], separator=", ")
         refused = [entry for entry in written if entry.status == "close_refused"]
         if any(entry.status == "closed" for entry in written):
             return PromptOutcome(context=f"verigate: a person closed self-set gate(s) {ids}. You may continue.",

@@ -46,8 +46,20 @@ def how_to_close(gates: Sequence[GateRef]) -> str:
             "or a statement that approval was given does not close it.")
 
 
+#: how many gates (or missing settings) an answer names: the agent decides how many gates it declares, and an
+#: answer listing them all could outgrow the hook's relay and the host's reader; the rest are counted
+MAX_LISTED = 20
+
+
+def listed(items: Sequence[str], *, limit: int = MAX_LISTED, separator: str = "; ", rest: str = "") -> str:
+    """The first ``limit`` items joined, then ``and N more`` (followed by ``rest``) when there are others."""
+    more = f"{separator}and {len(items) - limit} more{rest}" if len(items) > limit else ""
+    return separator.join(items[:limit]) + more
+
+
 def describe(gates: Sequence[GateRef]) -> str:
-    return "; ".join(f"[{gate_id}] {gate_text}" for gate_id, gate_text in gates)
+    return listed([f"[{gate_id}] {gate_text}" for gate_id, gate_text in gates],
+                  rest=" (`verigate selfgate status` lists every gate)")
 
 
 def hardening_verdict(tool_name: str, refused: str) -> ToolVerdict:
@@ -57,14 +69,14 @@ def hardening_verdict(tool_name: str, refused: str) -> ToolVerdict:
 def boundary_verdict(tool_name: str, host: str, missing: Sequence[str], config: str) -> ToolVerdict:
     """Block mode without the OS boundary: shell-word matching alone cannot hold a gate, so blocked tools are
     refused until the host's sandbox settings are in place (or a person accepts best-effort hardening)."""
-    listed = "; ".join(missing[:4]) + (f"; and {len(missing) - 4} more" if len(missing) > 4 else "")
+    missing_listed = listed(missing, limit=4)
     where = config or "verigate.yaml"
     reason = (f"verigate self-gate: block mode needs the {host} sandbox as its boundary, and it is not in place: "
-              f"{listed}. {tool_name} is refused until then: stop and tell the person. A person fixes it (run "
+              f"{missing_listed}. {tool_name} is refused until then: stop and tell the person. A person fixes it (run "
               f"`verigate doctor --host {host}` in a terminal: it lists every check with its fix, and "
               f"`verigate doctor --print-settings {host}` prints the settings), or accepts the weaker guard by "
               f"writing `self_gate: {{hardening: best-effort}}` in {where} themselves.")
-    return "deny", reason, f"verigate blocked {tool_name}: the {host} sandbox boundary is missing ({listed})"
+    return "deny", reason, f"verigate blocked {tool_name}: the {host} sandbox boundary is missing ({missing_listed})"
 
 
 def _repair(store: str) -> str:
@@ -86,7 +98,7 @@ def gate_verdict(mode: Mode, tool_name: str, gates: Sequence[GateRef], problems:
             return ("deny", f"{message} {tool_name} is blocked until then: stop and tell the person.",
                     f"verigate blocked {tool_name}: self-gate store problems: {problems}")
         return "warn", f"[audit mode: not blocked] {message}", f"verigate (audit): self-gate store problems: {problems}"
-    ids = ", ".join(gate_id for gate_id, _ in gates)
+    ids = listed([gate_id for gate_id, _ in gates], separator=", ")
     store_note = f" (self-gate store problems: {problems})" if problems else ""
     repair = f" The store also has damaged lines ({problems}). {_repair(store)}" if problems else ""
     declared = [gate for gate in gates if not gate[1].startswith(UNREADABLE_PREFIX)]
