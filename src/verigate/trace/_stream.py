@@ -7,21 +7,16 @@ totals: verdict counts, and per task the runs with a delivery signal (n), those 
 ones, from which pass^k is computed at the end. No run is kept once its source has been reported; what grows
 with the input is three integers per distinct task and a bounded sample of the names the summary cites.
 
-:func:`expand_transcripts` expands the ``verigate grade --transcripts`` glob (``**`` recursive, sorted, at most
-:data:`MAX_TRANSCRIPT_FILES`). A source that cannot be read or parsed (an :class:`InputError`) is reported as
-an error of that source and counted; the summary's exit code is then 2 — never a pass. The glob works on str
-paths with ``glob`` / ``os.path`` on purpose: ``pathlib.Path.glob`` takes no absolute pattern, and the paths are
-compared and printed as the pattern wrote them.
+:func:`expand_transcripts` expands the ``verigate grade --transcripts`` pattern (``**`` recursive, sorted, at most
+:data:`MAX_TRANSCRIPT_FILES`; the walk is ``_walk``'s: str paths, printed as the pattern spelt them). A source that
+cannot be read or parsed (an :class:`InputError`) is reported as an error of that source and counted; the
+summary's exit code is then 2 — never a pass.
 """
 
-# str paths and os.path on purpose (see above): the pattern's own spelling is kept
-# ruff: noqa: PTH118, PTH206
 from __future__ import annotations
 
 import collections
 import concurrent.futures
-import fnmatch
-import glob
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,6 +31,7 @@ from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_n
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
 from ._passk import suite_pass_hat_k, task_from_counts
 from ._rules import TraceRule
+from ._walk import matching_paths
 
 __all__ = ["MAX_STREAMED_K", "MAX_TRANSCRIPT_FILES", "SUMMARY_SAMPLES", "GradeTally", "SourceGrade",
            "StreamSummary", "expand_transcripts", "grade_each"]
@@ -62,11 +58,12 @@ def _is_subagent_of_a_match(path: str, matched: set[str]) -> bool:
 
 
 def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> list[str]:
-    """The files ``pattern`` matches (``~`` expanded, ``**`` any depth, folders left out), sorted; a pattern
-    that matches nothing, or more than ``limit`` files, is an :class:`InputError` naming it."""
+    """The files ``pattern`` matches (``~`` expanded, ``**`` any depth, folders left out; see ``_walk``), sorted; a
+    pattern that matches nothing, or more than ``limit`` files, or walks a folder that cannot be listed, is an
+    :class:`InputError` naming it."""
     expanded = os.path.expanduser(pattern)  # quoted on the command line: no shell expanded it
     found: list[str] = []
-    for path in _expanded(expanded):
+    for path in matching_paths(expanded):
         if not os.path.isfile(path):
             continue
         found.append(path)
@@ -78,57 +75,6 @@ def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> li
                          "'**' matches any depth)", source=pattern)
     matched = set(found)
     return sorted(path for path in found if not _is_subagent_of_a_match(path, matched))
-
-
-#: folders a recursive pattern may walk: past it the pattern is an error (a narrower one, or the folder in parts)
-MAX_WALKED_FOLDERS = 1_000_000
-
-
-def _expanded(pattern: str) -> Iterator[str]:
-    """What ``glob.iglob(pattern, recursive=True)`` gives, except that ``**`` never follows a link to a folder:
-    glob's does, and two links back to their own folder make its walk endless (2**depth paths, none matching, so
-    the file bound never fires). A pattern without a ``**`` component is glob's own (its depth is the pattern's)."""
-    parts = pattern.split(os.sep)
-    if "**" not in parts:
-        yield from glob.iglob(pattern, recursive=True)
-        return
-    first = next(index for index, part in enumerate(parts) if glob.has_magic(part))
-    root = os.sep.join(parts[:first]) or (os.sep if first else "")
-    rest = tuple(parts[first:])
-    for walked, (folder, _, files) in enumerate(os.walk(root or os.curdir, followlinks=False), 1):
-        if walked > MAX_WALKED_FOLDERS:
-            raise InputError(f"the pattern walks more than {MAX_WALKED_FOLDERS:,} folders (MAX_WALKED_FOLDERS); "
-                             "grade a narrower pattern, or the folder in parts", source=pattern)
-        shown = folder if root else os.path.relpath(folder)
-        relative = os.path.relpath(folder, root or os.curdir)
-        inner = () if relative == os.curdir else tuple(relative.split(os.sep))
-        for name in files:
-            if _matches(rest, (*inner, name)):
-                yield os.path.join(shown, name) if shown != os.curdir else name
-
-
-def _matches(pattern: Sequence[str], names: Sequence[str]) -> bool:
-    """glob's reading of path components: ``**`` is any number of names, a magic part one name (``fnmatch``), a
-    hidden name (a leading dot) matched only by a part that starts with a dot or names it."""
-    if not pattern:
-        return not names
-    head = pattern[0]
-    if head == "**":
-        for skip in range(len(names) + 1):
-            if skip and names[skip - 1].startswith("."):
-                return False
-            if _matches(pattern[1:], names[skip:]):
-                return True
-        return False
-    if not names:
-        return False
-    name = names[0]
-    if glob.has_magic(head):
-        if (name.startswith(".") and not head.startswith(".")) or not fnmatch.fnmatch(name, head):
-            return False
-    elif name != head:
-        return False
-    return _matches(pattern[1:], names[1:])
 
 
 @attrs.frozen
