@@ -103,7 +103,8 @@ def parse_traces(path: str | Path, *, task: str | None = None) -> Iterator[RunEv
         with open_log_stream(str(path)) as stream:  # read one byte past the reader's bound: never held whole
             document = stream.read(4 * strict_json.DEFAULT_MAX_CHARS + 1)
         if len(document) > 4 * strict_json.DEFAULT_MAX_CHARS:
-            raise InputError(f"a traces document of more than {4 * strict_json.DEFAULT_MAX_CHARS:,} bytes is refused",
+            raise InputError(f"a traces document of more than {4 * strict_json.DEFAULT_MAX_CHARS:,} bytes is refused "
+                             f"(the JSON reader takes at most {strict_json.DEFAULT_MAX_CHARS:,} characters)",
                              source=str(path))
         data = strict_json.loads(document, source=str(path))
     except OSError as exc:
