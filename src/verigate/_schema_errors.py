@@ -14,7 +14,15 @@ from typing import Any
 
 import attrs
 
-__all__ = ["SchemaFailure", "schema_failure"]
+__all__ = ["MAX_FAILURE_CHARS", "SchemaFailure", "schema_failure"]
+
+#: the longest message, detail or key a SchemaFailure carries: fastjsonschema's message echoes what failed (an
+#: unknown key whole), and the data may be anyone's — a key of a million characters would fill every answer
+MAX_FAILURE_CHARS = 300
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_FAILURE_CHARS else f"{text[:MAX_FAILURE_CHARS]}… ({len(text):,} characters)"
 
 
 @attrs.frozen
@@ -61,4 +69,5 @@ def schema_failure(exc: Any) -> SchemaFailure:
         key = next((str(name) for name in value if name not in known), None)
     elif exc.rule == "required" and isinstance(value, Mapping):
         key = next((str(name) for name in exc.rule_definition or () if name not in value), None)
-    return SchemaFailure(message=exc.message, detail=detail, field=field, path=path, rule=exc.rule, key=key)
+    return SchemaFailure(message=_cut(exc.message), detail=_cut(detail), field=field, path=path, rule=exc.rule,
+                         key=None if key is None else _cut(key))

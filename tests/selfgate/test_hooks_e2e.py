@@ -172,6 +172,19 @@ def test_an_answer_lists_a_bounded_number_of_gates(session: Session) -> None:
     assert "and 40 more" in session.prompt("what next?").context
     assert "and 40 more" in session.prompt("release all gates").context  # the close request names them
 
+
+def test_a_store_problem_is_named_in_bounded_words(session: Session) -> None:
+    # the schema's complaint echoes an unknown key whole: three store lines with a key of a million characters
+    # made a 6 MB answer, twelve one past the relay's bound (audit mode then blocked)
+    open_gate(session)
+    entry = session.store_lines()[0]
+    with session.store.open("a", encoding="utf-8") as store:
+        for number in range(12):
+            store.write(json.dumps({**entry, "K" * 1_000_000 + str(number): 1}) + "\n")
+    ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")
+    assert ran.code == 0 and not ran.denied and "damaged" in ran.reason + ran.context, ran.stderr[-300:]
+    assert len(json.dumps(ran.output)) < 64_000
+
 def test_audit_mode_warns_without_denying(session: Session) -> None:
     session.assistant(GATE)
     ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")

@@ -58,6 +58,25 @@ def test_the_walk_matches_what_glob_matches(tree: list[list[str]], parts: list[s
         assert sorted(path for path in matching_paths(pattern) if os.path.isfile(path)) == _glob(pattern), pattern
 
 
+_LINKS = st.lists(st.tuples(st.lists(st.sampled_from(["a", "b"]), max_size=2), st.sampled_from(["l", ".l", "m"]),
+                            st.sampled_from([".", "..", "a", "../b"])), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=_TREES, links=_LINKS, parts=st.lists(_PARTS.filter(lambda part: part != "**"), min_size=1, max_size=4))
+def test_with_links_back_up_the_walk_matches_glob_where_glob_ends(tree: list[list[str]],
+                                                                  links: list[tuple[list[str], str, str]],
+                                                                  parts: list[str]) -> None:
+    # without **, glob's walk is as deep as the pattern: it ends, links or not, and is the oracle for them too
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        _build(Path(folder), tree)
+        for where, name, target in links:
+            place = Path(folder, *where)
+            if place.is_dir() and not (place / name).exists() and not (place / name).is_symlink():
+                (place / name).symlink_to(target)
+        pattern = os.path.join(*parts)
+        assert sorted(path for path in matching_paths(pattern) if os.path.isfile(path)) == _glob(pattern), pattern
+
 def test_links_back_to_their_own_folder_never_make_a_recursive_pattern_endless(tmp_path: Path) -> None:
     # glob's ** follows links to folders: two links back to their own folder give 2**depth paths to walk (hours),
     # and the file bound never fires when nothing under them matches
@@ -156,3 +175,30 @@ def test_recursive_patterns_match_as_glob_does(tmp_path: Path, monkeypatch: pyte
     assert found == expected
     absolute = expand_transcripts(str(tmp_path / pattern)) if expected else []
     assert absolute == [str(tmp_path / path) for path in expected]
+
+
+def test_a_link_back_up_the_path_is_walked_where_the_pattern_still_needs_it(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # runs/latest -> . : the folder is runs itself, but under the name "latest" it matches the pattern's "*" part,
+    # so glob grades runs/latest/bad.jsonl; skipped as a loop, the force push went ungraded (exit 0)
+    ClaudeSession("ok1").prompt("go").say("ok").write(tmp_path / "runs" / "day1" / "ok1.jsonl")
+    ClaudeSession("bad").prompt("go").tool("t1", "Bash", {"command": "git push --force"}).write(
+        tmp_path / "runs" / "bad.jsonl")
+    (tmp_path / "runs" / "latest").symlink_to(".")
+    (tmp_path / "runs" / "up").symlink_to("..")
+    monkeypatch.chdir(tmp_path)
+    for pattern in ("runs/*/*.jsonl", "runs/*/*/*.jsonl", "runs/latest/*.jsonl", "runs/*/day1/*.jsonl",
+                    "runs/up/runs/*.jsonl"):
+        assert expand_transcripts(pattern) == _glob(pattern), pattern
+    assert expand_transcripts("runs/**/*.jsonl") == ["runs/bad.jsonl", "runs/day1/ok1.jsonl"]  # ** loops: cut
+    done = cli("grade", "--transcripts", "runs/*/*.jsonl", "--task", "fix", cwd=tmp_path)
+    assert done.returncode == 3 and "corrupt-success" in done.stdout, (done.stdout, done.stderr)
+
+
+def test_a_file_beside_sub_agent_logs_is_graded_on_its_own(tmp_path: Path) -> None:
+    # only <session>/subagents/agent-*.jsonl is attached to its session: another name there (agent-a.log) was
+    # left out as attached and never graded
+    session = ClaudeSession("S").prompt("go").say("ok").write(tmp_path / "runs" / "S.jsonl")
+    odd = ClaudeSession("S").prompt("go", sidechain=True).tool("t1", "Bash", {"command": "git push --force"}).write(
+        tmp_path / "runs" / "S" / "subagents" / "agent-a.log")
+    assert expand_transcripts(str(tmp_path / "runs" / "**" / "*")) == sorted([str(session), str(odd)])

@@ -52,7 +52,7 @@ def _is_subagent_of_a_match(path: str, matched: set[str]) -> bool:
     attaches it (``subagents: true``) or skips it as the seed does; graded on its own it would count twice."""
     parent = os.path.dirname(path)
     name = os.path.basename(path)
-    if os.path.basename(parent) != "subagents" or not name.startswith("agent-"):
+    if os.path.basename(parent) != "subagents" or not (name.startswith("agent-") and name.endswith(".jsonl")):
         return False
     return os.path.dirname(parent) + ".jsonl" in matched
 

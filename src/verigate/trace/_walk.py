@@ -5,7 +5,8 @@ sessions in it are runs never graded while the summary says exit 0. It recurses,
 RecursionError, and its ``**`` follows links to folders without end (two links back to their own folder give
 2**depth paths). This walk lists each folder with :func:`os.scandir`, from a stack: a folder or a link that cannot
 be read is an :class:`InputError` naming it; a link to a folder is followed (a run folder may be one) unless it leads
-back to a folder on its own path; at most :data:`MAX_WALKED_FOLDERS` folders are listed.
+back to a folder on its own path that was entered with the same pattern states or more (a loop: nothing new can
+match); at most :data:`MAX_WALKED_FOLDERS` folders are listed.
 
 The pattern's parts after its literal start are matched as the walk goes down, by a small automaton over path
 components: ``**`` any number of names, a magic part one name (``fnmatch``), a hidden name (a leading dot) matched
@@ -31,6 +32,8 @@ __all__ = ["MAX_WALKED_FOLDERS", "matching_paths"]
 MAX_WALKED_FOLDERS = 1_000_000
 
 _States = frozenset[int]
+#: the folders above one being walked: each one's (device, inode) and the pattern's states on entering it
+_Ancestry = tuple[tuple[tuple[int, int], _States], ...]
 
 
 def matching_paths(pattern: str) -> Iterator[str]:
@@ -53,7 +56,7 @@ def matching_paths(pattern: str) -> Iterator[str]:
         raise _unlisted(root or os.curdir, error) from None
     if not stat.S_ISDIR(top.st_mode):  # a file where the pattern's folder would be: no match
         return
-    stack: list[tuple[str, _States, tuple[tuple[int, int], ...]]] = [(root, start, ((top.st_dev, top.st_ino),))]
+    stack: list[tuple[str, _States, _Ancestry]] = [(root, start, (((top.st_dev, top.st_ino), start),))]
     listed = 0
     while stack:
         folder, states, ancestry = stack.pop()
@@ -75,8 +78,15 @@ def matching_paths(pattern: str) -> Iterator[str]:
             if identity is None:
                 if len(rest) in after:
                     yield path
-            elif identity not in ancestry and any(state < len(rest) for state in after):
-                stack.append((path, after, (*ancestry, identity)))
+            elif any(state < len(rest) for state in after) and not _walked_above(ancestry, identity, after):
+                stack.append((path, after, (*ancestry, (identity, after))))
+
+
+def _walked_above(ancestry: _Ancestry, identity: tuple[int, int], states: _States) -> bool:
+    """Whether a link leads back to a folder above it that was entered with these states or more: everything it
+    could match there is matched already (a loop, cut). Entered anew with other states (``runs/latest -> .`` under
+    ``runs/*/*.jsonl``), it can match what it did not; there are finitely many sets of states, so this ends."""
+    return any(above == identity and entered >= states for above, entered in ancestry)
 
 
 def _normalised(parts: Sequence[str], pattern: str) -> tuple[str, ...]:
