@@ -45,6 +45,7 @@ __all__ = [
     "is_regular_log",
     "is_typed_by_a_person",
     "line_too_long",
+    "listed_folders",
     "listed_logs",
     "not_a_log_file",
     "open_log_file",
@@ -89,14 +90,10 @@ def bounded_lines(stream: BinaryIO, source: str) -> Iterator[bytes]:
         yield raw
 
 
-def listed_logs(folder: Path, *, prefix: str = "", missing_ok: bool = True) -> list[Path]:
-    """The ``<prefix>*.jsonl`` entries of ``folder``, sorted; no folder (or a file in its place, ``missing_ok``)
-    holds none. Listed with :func:`os.scandir`, never ``Path.glob``: glob swallows a folder that cannot be listed,
-    and a session log left out is a declaration or a run never read, so that is an InputError naming the folder."""
+def _entries(folder: Path, missing_ok: bool) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
-            return sorted(folder / entry.name for entry in entries
-                          if entry.name.startswith(prefix) and entry.name.endswith(".jsonl"))
+            return list(entries)
     except (FileNotFoundError, NotADirectoryError) as error:
         if missing_ok:
             return []
@@ -104,6 +101,19 @@ def listed_logs(folder: Path, *, prefix: str = "", missing_ok: bool = True) -> l
     except OSError as error:  # no permission, a link loop, an I/O error: what it holds cannot be told
         reason = error.strerror
     raise InputError(f"a folder that may hold session logs cannot be listed ({reason})", source=str(folder))
+
+
+def listed_logs(folder: Path, *, prefix: str = "", missing_ok: bool = True) -> list[Path]:
+    """The ``<prefix>*.jsonl`` entries of ``folder``, sorted; no folder (or a file in its place, ``missing_ok``)
+    holds none. Listed with :func:`os.scandir`, never ``Path.glob``: glob swallows a folder that cannot be listed,
+    and a session log left out is a declaration or a run never read, so that is an InputError naming the folder."""
+    return sorted(folder / entry.name for entry in _entries(folder, missing_ok)
+                  if entry.name.startswith(prefix) and entry.name.endswith(".jsonl"))
+
+
+def listed_folders(folder: Path) -> list[Path]:
+    """The folders in ``folder`` (links to folders too), sorted, listed as :func:`listed_logs` lists logs."""
+    return sorted(folder / entry.name for entry in _entries(folder, missing_ok=True) if entry.is_dir())
 
 
 def open_log_file(path: str) -> int:

@@ -185,6 +185,20 @@ def test_a_store_problem_is_named_in_bounded_words(session: Session) -> None:
     assert ran.code == 0 and not ran.denied and "damaged" in ran.reason + ran.context, ran.stderr[-300:]
     assert len(json.dumps(ran.output)) < 64_000
 
+
+@pytest.mark.parametrize("where", ["workflow", "old layout"])
+def test_a_gate_declared_by_a_workflow_agent_or_an_old_layout_sub_agent_holds(session: Session, where: str) -> None:
+    # both are the session's sub-agents (the grader attaches them): a gate declared there must hold as one in
+    # <session>/subagents/ does — and one written after the fast path's caches were made, too
+    assert not session.tool("Bash", {"command": "ls"}).denied
+    if where == "workflow":
+        log = session.transcript.with_suffix("") / "subagents" / "workflows" / "wf_1" / "agent-w1.jsonl"
+        log.parent.mkdir(parents=True)
+    else:  # an older Claude Code: agent-*.jsonl beside the session, its lines naming the session
+        log = session.transcript.parent / "agent-b1.jsonl"
+    session.assistant("After you review the plan I will proceed with the migration.", path=log)
+    assert session.tool("Bash", {"command": "ls"}).denied
+
 def test_audit_mode_warns_without_denying(session: Session) -> None:
     session.assistant(GATE)
     ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")

@@ -99,3 +99,16 @@ def test_an_audit_line_past_the_bound_is_refused_not_held(tmp_path: Path) -> Non
     result = cli("grade", "--audit", str(path), "--task", "t")
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert str(path) in result.stderr and "clean-pass" not in result.stdout
+
+
+def test_a_workflow_agent_is_graded_with_its_session(tmp_path: Path) -> None:
+    session = ClaudeSession(session="s9").prompt("fix it").say("Fixed.").write(tmp_path / "s9.jsonl")
+    ClaudeSession(session="s9").prompt("go", sidechain=True).tool("t1", "Read", {"file_path": "/repo/a.py"}).write(
+        tmp_path / "s9" / "subagents" / "workflows" / "wf_1" / "agent-a7.jsonl")
+    settings = tmp_path / "trace-grader.config.yaml"
+    settings.write_text(json.dumps(config(subagents=True)), encoding="utf-8")
+    for option, target in (("--transcript", str(session)), ("--transcripts", str(tmp_path / "**" / "*.jsonl"))):
+        result = cli("grade", option, target, "--config", str(settings), "--task", "fix")
+        assert result.returncode == 0 and "s9:agent-a7" in result.stdout, (option, result.stdout, result.stderr)
+        assert "sub-agent of s9" in result.stdout
+        assert option == "--transcript" or "1 file(s)" in result.stderr + result.stdout  # attached, not twice

@@ -239,6 +239,23 @@ def test_subagent_files_current_and_old_layout(tmp_path: Path) -> None:
     assert subagent_files(main) == [new, old]
 
 
+
+def test_subagent_files_of_a_workflow(tmp_path: Path) -> None:
+    # Claude Code's Workflow tool writes its agents one level deeper, beside a journal and meta files that are
+    # no transcripts: subagents/workflows/<run>/agent-*.jsonl (left out, a workflow agent's run went ungraded)
+    main = ClaudeSession(session="sess").prompt("x").write(tmp_path / "sess.jsonl")
+    direct = ClaudeSession(session="sess").prompt("task", sidechain=True).write(
+        tmp_path / "sess" / "subagents" / "agent-1.jsonl")
+    runs = tmp_path / "sess" / "subagents" / "workflows"
+    first = ClaudeSession(session="sess").prompt("task", sidechain=True).write(runs / "wf_a" / "agent-2.jsonl")
+    second = ClaudeSession(session="sess").prompt("task", sidechain=True).write(runs / "wf_b" / "agent-3.jsonl")
+    (runs / "wf_a" / "journal.jsonl").write_text("{}\n", encoding="utf-8")
+    (runs / "wf_a" / "agent-2.meta.json").write_text("{}", encoding="utf-8")
+    (runs / "wf_b.json").write_text("{}", encoding="utf-8")  # a file among the run folders: no run
+    noted: list[Path] = []
+    assert subagent_files(main, before_reading=noted.append) == [direct, first, second]
+    assert noted == [tmp_path / "sess" / "subagents", runs, runs / "wf_a", runs / "wf_b", tmp_path]
+
 def _loop(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.symlink_to(path.name)  # a link to itself: opening or listing it fails (ELOOP), even for root

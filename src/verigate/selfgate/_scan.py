@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from .._transcript_lines import listed_logs
+from .._subagent_logs import subagent_files
 from ._entries import GateEntry, GateSource, gate_id, now_iso
 from ._fold import CloseRequest, SelfGate, SelfGateState, fold
 from ._phrases import CloseCommand, PhraseHit
@@ -18,7 +18,7 @@ from ._store import Cursor, GateStore, StoreProblem
 from ._tool_policy import problem_gate_text
 from ._transcript import TranscriptLine, read_new_lines, tail_lines
 
-__all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "subagent_folder", "sync",
+__all__ = ["CONFIRM_WINDOW_S", "SyncResult", "request_close", "session_transcripts", "sync",
            "targets"]
 
 #: a typed prompt confirms a close request when its transcript timestamp is this close to the request
@@ -42,14 +42,20 @@ class SyncResult:
     head_crc: int = 0
 
 
-def subagent_folder(transcript: str) -> Path:
-    return Path(transcript).with_suffix("") / "subagents"
+def session_transcripts(transcript: str) -> tuple[list[str], list[tuple[str, Signature | None]]]:
+    """The session's transcript and its sub-agent transcripts (``verigate.transcripts.subagent_files``: sub-agent
+    messages count for the session that owns them), and the signature of every place that decided which those
+    are, each taken before it was listed or read: a sub-agent log added afterwards changes one of them."""
+    places: list[tuple[str, Signature | None]] = []
 
+    def note(place: Path) -> None:
+        try:
+            places.append((str(place), signature(place)))
+        except OSError:  # a link loop, no permission: the listing or reading that follows names the error
+            places.append((str(place), None))
 
-def session_transcripts(transcript: str) -> list[str]:
-    """The session's transcript and its sub-agent transcripts (``<session>/subagents/*.jsonl`` next to it):
-    sub-agent (sidechain) messages count for the session that owns them."""
-    return [transcript, *(str(path) for path in listed_logs(subagent_folder(transcript)))]
+    subagents = subagent_files(transcript, before_reading=note)
+    return [transcript, *(str(path) for path in subagents)], places
 
 
 def _parse_ts(value: str | None) -> datetime.datetime | None:
@@ -147,19 +153,14 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
         cursors = []
         restarted = []
         sources: list[tuple[str, Signature | None]] = []
-        folder = str(subagent_folder(transcript))
-        try:
-            # taken before the folder is listed: a sub-agent log added afterwards changes it
-            folder_signature = signature(folder)
-            vouched = True
-        except OSError:
-            folder_signature, vouched = None, False
-        for path in session_transcripts(transcript):
+        vouched = True
+        logs, places = session_transcripts(transcript)
+        for path in logs:
             saved = store.read_cursor(session_id, path)
             read = read_new_lines(path, saved)
             sources.append((path, read.signature))
             if path == transcript:
-                sources.append((folder, folder_signature))
+                sources += places
                 session_read = read
             if read.restarted:
                 restarted.append(path)

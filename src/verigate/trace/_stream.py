@@ -48,13 +48,16 @@ _VERDICTS: tuple[RunVerdict, ...] = ("clean-pass", "pass-with-warnings", "corrup
 
 
 def _is_subagent_of_a_match(path: str, matched: set[str]) -> bool:
-    """``<session>/subagents/agent-*.jsonl`` whose ``<session>.jsonl`` matched too: the session's grading
-    attaches it (``subagents: true``) or skips it as the seed does; graded on its own it would count twice."""
-    parent = os.path.dirname(path)
+    """``<session>/subagents/agent-*.jsonl`` (or a Workflow's ``<session>/subagents/workflows/<run>/agent-*.jsonl``)
+    whose ``<session>.jsonl`` matched too: the session's grading attaches it (``subagents: true``) or skips it as
+    the seed does; graded on its own it would count twice."""
     name = os.path.basename(path)
-    if os.path.basename(parent) != "subagents" or not (name.startswith("agent-") and name.endswith(".jsonl")):
+    if not (name.startswith("agent-") and name.endswith(".jsonl")):
         return False
-    return os.path.dirname(parent) + ".jsonl" in matched
+    folder = os.path.dirname(path)
+    if os.path.basename(os.path.dirname(folder)) == "workflows":
+        folder = os.path.dirname(os.path.dirname(folder))
+    return os.path.basename(folder) == "subagents" and os.path.dirname(folder) + ".jsonl" in matched
 
 
 def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> list[str]:

@@ -7,7 +7,7 @@ Public API::
     read_codex(path, *, progress=None, pipes=True) -> Transcript         # Codex rollout JSONL (~/.codex/sessions/…)
     read(path, *, host="claude-code"|"codex") -> Transcript
     last_turn(path, *, host="claude-code"|"codex", output_chars=20000, subagent=False) -> Turn
-    subagent_files(session_path) -> list[Path]
+    subagent_files(session_path, *, before_reading=None) -> list[Path]   # current, Workflow and old layouts
     cut_text(text, limit) -> str                             # cut at a token boundary: never half a secret
     CallPairer                                               # pairs ToolUse/ToolResult by id, in issue order
 
@@ -38,6 +38,7 @@ iteration (``last_turn`` turns it into :class:`verigate.InputError`).
 from __future__ import annotations
 
 from .._face import present as _present
+from .._subagent_logs import subagent_files
 from ._events import (
     AssistantText,
     CompactBoundary,
@@ -47,7 +48,6 @@ from ._events import (
     ToolUse,
     UserPrompt,
 )
-from ._files import subagent_files
 from ._reader import Transcript, read_claude_code, read_codex
 from ._turn import CallPairer, Host, ToolCall, Turn, cut_text, last_turn, read
 

@@ -1,0 +1,66 @@
+"""Where a Claude Code session keeps its sub-agent transcripts — the grader attaches them to the session, the
+self-gate reads them for gates. A place that cannot be listed, or a sibling that cannot be read, is an InputError
+naming it: a sub-agent left out is a run graded, or a declaration read, as if it never happened.
+
+A top-level module with nothing heavy imported (``verigate.transcripts`` re-exports it): the self-gate's
+pre-tool-use check lists a session's sub-agent logs at every full check, and the transcripts package loads attrs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from ._errors import InputError
+from ._transcript_lines import bounded_lines, listed_folders, listed_logs, open_log_stream
+
+__all__ = ["subagent_files"]
+
+
+def _first_session_id(path: Path) -> str | None:
+    """The session id of an old-layout sub-agent transcript's first record (None: it names none, or nothing is
+    there to read). A file that cannot be read may be this session's: an InputError, neither attached nor dropped."""
+    try:  # a regular file only: a pipe would block, a device never end (open_log_stream's InputError)
+        with open_log_stream(str(path)) as stream:
+            for raw in bounded_lines(stream, str(path)):  # a line past the bound: InputError, never cut
+                try:
+                    record = json.loads(raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("sessionId"), str):
+                    return str(record["sessionId"])
+                return None
+    except FileNotFoundError:  # a link to nothing, or gone since the folder was listed: no transcript
+        return None
+    except OSError as error:
+        raise InputError(f"a sub-agent transcript beside the session cannot be read, so whose it is cannot be told "
+                         f"({error.strerror})", source=str(path)) from None
+    return None
+
+
+def subagent_files(session_path: str | Path, *, before_reading: Callable[[Path], object] | None = None,
+                   ) -> list[Path]:
+    """The sub-agent transcripts of a session: ``<session>/subagents/agent-*.jsonl``, then the Workflow tool's
+    ``<session>/subagents/workflows/<run>/agent-*.jsonl`` (its ``journal.jsonl`` and ``*.meta.json`` are no
+    transcripts), then, for older versions, ``agent-*.jsonl`` beside the session file whose first record carries
+    the session's id; each part sorted. ``before_reading`` is called with every folder before it is listed and
+    every old-layout sibling before it is read (the self-gate takes their stat signatures there: a change to any
+    of them may change the answer). Raises InputError for a place that cannot be listed or a sibling that cannot
+    be read."""
+    session = Path(session_path)
+    note = before_reading or (lambda _: None)
+    subagents = session.parent / session.stem / "subagents"
+    note(subagents)
+    found = listed_logs(subagents, prefix="agent-")
+    workflows = subagents / "workflows"
+    note(workflows)
+    for run in listed_folders(workflows):
+        note(run)
+        found += listed_logs(run, prefix="agent-")
+    if not session.name.startswith("agent-"):
+        note(session.parent)
+        for sibling in listed_logs(session.parent, prefix="agent-", missing_ok=False):
+            note(sibling)
+            if _first_session_id(sibling) == session.stem:
+                found.append(sibling)
+    return found
