@@ -43,7 +43,9 @@ def test_check_time_grows_linearly(project: Project, shape: str) -> None:
     large_time = _seconds(project, large)
     ratio = large_time / small_time
     print(f"{shape}: {len(small)} chars {small_time:.3f}s, {len(large)} chars {large_time:.3f}s, ratio {ratio:.1f}")
-    assert ratio <= 15, (shape, small_time, large_time)
+    # ten times the text: linear is 10×, a quadratic lexer 100×; a loaded machine (the CI's other jobs, a
+    # neighbour) stretched a linear run to 15.8× once, so the bound sits between the two, far from either
+    assert ratio <= 30, (shape, small_time, large_time)
 
 
 def test_a_command_past_the_bound_is_refused_unread(project: Project) -> None:
