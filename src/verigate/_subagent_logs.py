@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import InputError
-from ._transcript_lines import bounded_lines, listed_folders, listed_logs, open_log_stream
+from ._transcript_lines import bounded_lines, listed_entries, listed_logs, open_log_stream
 
 __all__ = ["subagent_files"]
 
@@ -54,9 +54,10 @@ def subagent_files(session_path: str | Path, *, before_reading: Callable[[Path],
     found = listed_logs(subagents, prefix="agent-")
     workflows = subagents / "workflows"
     note(workflows)
-    for run in listed_folders(workflows):
-        note(run)
-        found += listed_logs(run, prefix="agent-")
+    for run in listed_entries(workflows):
+        note(run)  # every entry: a link to nothing, or to a file, lists nothing now but may lead to a folder later
+        if run.is_dir():
+            found += listed_logs(run, prefix="agent-")
     if not session.name.startswith("agent-"):
         note(session.parent)
         for sibling in listed_logs(session.parent, prefix="agent-", missing_ok=False):

@@ -45,7 +45,7 @@ __all__ = [
     "is_regular_log",
     "is_typed_by_a_person",
     "line_too_long",
-    "listed_folders",
+    "listed_entries",
     "listed_logs",
     "not_a_log_file",
     "open_log_file",
@@ -111,9 +111,9 @@ def listed_logs(folder: Path, *, prefix: str = "", missing_ok: bool = True) -> l
                   if entry.name.startswith(prefix) and entry.name.endswith(".jsonl"))
 
 
-def listed_folders(folder: Path) -> list[Path]:
-    """The folders in ``folder`` (links to folders too), sorted, listed as :func:`listed_logs` lists logs."""
-    return sorted(folder / entry.name for entry in _entries(folder, missing_ok=True) if entry.is_dir())
+def listed_entries(folder: Path) -> list[Path]:
+    """Every entry of ``folder``, sorted, listed as :func:`listed_logs` lists logs (no folder: none)."""
+    return sorted(folder / entry.name for entry in _entries(folder, missing_ok=True))
 
 
 def open_log_file(path: str) -> int:

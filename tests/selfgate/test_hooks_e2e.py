@@ -199,6 +199,38 @@ def test_a_gate_declared_by_a_workflow_agent_or_an_old_layout_sub_agent_holds(se
     session.assistant("After you review the plan I will proceed with the migration.", path=log)
     assert session.tool("Bash", {"command": "ls"}).denied
 
+
+@pytest.mark.parametrize("how", ["a link to nothing", "a link to a file"])
+def test_a_workflow_run_that_becomes_a_folder_later_is_seen(session: Session, how: str) -> None:
+    # workflows/wf_1 is a link whose target is no folder yet: it lists nothing, and if it went unwatched, making
+    # the target a folder with a log in it changes no signature the fast path recorded
+    runs = session.transcript.with_suffix("") / "subagents" / "workflows"
+    runs.mkdir(parents=True)
+    target = session.root / "elsewhere"  # outside every folder the check lists
+    if how == "a link to a file":
+        target.write_text("", encoding="utf-8")
+    (runs / "wf_1").symlink_to(target)
+    for _ in range(2):  # the full check, then the fast path, both allow
+        assert not session.tool("Bash", {"command": "ls"}).denied
+    if target.exists():
+        target.unlink()
+    target.mkdir()
+    session.assistant("After you review the plan I will proceed with the migration.", path=target / "agent-w1.jsonl")
+    assert session.tool("Bash", {"command": "ls"}).denied
+
+
+def test_a_sibling_with_an_undecodable_name_blocks_no_one(session: Session) -> None:
+    # another session's file beside this one, its name not UTF-8: recording it for the fast path crashed every
+    # full check of the folder (UnicodeEncodeError: denied, for every session)
+    import os
+
+    descriptor = os.open(os.fsencode(str(session.transcript.parent)) + b"/agent-\xff.jsonl", os.O_WRONLY | os.O_CREAT)
+    os.write(descriptor, b'{"sessionId": "another"}\n')
+    os.close(descriptor)
+    assert not session.tool("Bash", {"command": "ls"}).denied
+    open_gate(session)
+    assert session.tool("Bash", {"command": "ls"}).denied
+
 def test_audit_mode_warns_without_denying(session: Session) -> None:
     session.assistant(GATE)
     ran = session.tool("Edit", {"file_path": "app.py"}, mode="audit")

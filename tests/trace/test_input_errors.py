@@ -112,3 +112,22 @@ def test_a_workflow_agent_is_graded_with_its_session(tmp_path: Path) -> None:
         assert result.returncode == 0 and "s9:agent-a7" in result.stdout, (option, result.stdout, result.stderr)
         assert "sub-agent of s9" in result.stdout
         assert option == "--transcript" or "1 file(s)" in result.stderr + result.stdout  # attached, not twice
+
+
+@pytest.mark.parametrize("layout", ["a Codex rollout as the session", "a sub-agent's own sub-agent"])
+def test_a_sub_agent_nobody_attaches_is_graded_on_its_own(tmp_path: Path, layout: str) -> None:
+    # a sub-agent file was left out of a pattern's files whenever <session>.jsonl matched, but only a Claude Code
+    # session attaches its sub-agents, and an attached sub-agent never attaches its own
+    if layout == "a Codex rollout as the session":
+        (tmp_path / "s9.jsonl").write_text(_codex(tmp_path).read_text(encoding="utf-8"), encoding="utf-8")
+        agent = tmp_path / "s9" / "subagents" / "workflows" / "wf_1" / "agent-a7.jsonl"
+    else:
+        ClaudeSession(session="s9").prompt("fix it").say("Fixed.").write(tmp_path / "s9.jsonl")
+        ClaudeSession(session="s9").prompt("go", sidechain=True).say("ok").write(
+            tmp_path / "s9" / "subagents" / "agent-a1.jsonl")
+        agent = tmp_path / "s9" / "subagents" / "agent-a1" / "subagents" / "agent-a7.jsonl"
+    ClaudeSession(session="s9").prompt("go", sidechain=True).tool("t1", "Read", {"file_path": "/repo/a.py"}).write(
+        agent)
+    from verigate.trace._stream import expand_transcripts
+
+    assert str(agent) in expand_transcripts(str(tmp_path / "**" / "*.jsonl"))

@@ -202,3 +202,18 @@ def test_a_file_beside_sub_agent_logs_is_graded_on_its_own(tmp_path: Path) -> No
     odd = ClaudeSession("S").prompt("go", sidechain=True).tool("t1", "Bash", {"command": "git push --force"}).write(
         tmp_path / "runs" / "S" / "subagents" / "agent-a.log")
     assert expand_transcripts(str(tmp_path / "runs" / "**" / "*")) == sorted([str(session), str(odd)])
+
+
+def test_many_links_back_up_are_bounded_by_the_entries_examined(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # N links to "." under runs/*/*.jsonl: each is walked anew (its name matches "*") and lists the whole folder
+    # again, N*N entries while only N folders are listed: 10,000 links took 300 s under the folder bound alone
+    from verigate.trace import _walk
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for number in range(60):
+        (runs / f"l{number}").symlink_to(".")
+    monkeypatch.setattr(_walk, "MAX_WALKED_ENTRIES", 1_000)
+    with pytest.raises(InputError, match="MAX_WALKED_ENTRIES"):
+        expand_transcripts(str(runs / "*" / "*.jsonl"))

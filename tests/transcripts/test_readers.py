@@ -254,7 +254,8 @@ def test_subagent_files_of_a_workflow(tmp_path: Path) -> None:
     (runs / "wf_b.json").write_text("{}", encoding="utf-8")  # a file among the run folders: no run
     noted: list[Path] = []
     assert subagent_files(main, before_reading=noted.append) == [direct, first, second]
-    assert noted == [tmp_path / "sess" / "subagents", runs, runs / "wf_a", runs / "wf_b", tmp_path]
+    # every entry among the runs is watched, a file too: a link there may lead to a folder later
+    assert noted == [tmp_path / "sess" / "subagents", runs, runs / "wf_a", runs / "wf_b", runs / "wf_b.json", tmp_path]
 
 def _loop(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

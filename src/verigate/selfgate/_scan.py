@@ -58,6 +58,16 @@ def session_transcripts(transcript: str) -> tuple[list[str], list[tuple[str, Sig
     return [transcript, *(str(path) for path in subagents)], places
 
 
+def _recordable(path: str) -> bool:
+    """Whether the fast path's caches (UTF-8 JSON) can hold ``path``: a name that is not UTF-8 (another session's
+    file beside this one, say) decodes to lone surrogates, and writing it would fail every full check."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _parse_ts(value: str | None) -> datetime.datetime | None:
     if not value:
         return None
@@ -177,6 +187,8 @@ def sync(store: GateStore, session_id: str, transcript: str | None,
             store_signature = signature(store.path)  # still under the lock: no one else has written since
         except OSError:
             store_signature, vouched = None, False
+        if not all(_recordable(path) for path, _ in sources):  # a name the caches cannot hold: no fast path
+            vouched = False
         return SyncResult(fold(snapshot.entries + tuple(new_entries), snapshot.lines), tuple(new_entries),
                           snapshot.problems, tuple(restarted), store_signature,
                           tuple(sources) if vouched else None, session_read.cursor, session_read.head_crc)

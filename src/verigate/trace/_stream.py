@@ -29,6 +29,7 @@ from .._errors import InputError
 from ._config import TraceConfig, load_trace_config
 from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes, rule_registry
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
+from ._parsers import detect_format
 from ._passk import suite_pass_hat_k, task_from_counts
 from ._rules import TraceRule
 from ._walk import matching_paths
@@ -47,17 +48,32 @@ SUMMARY_SAMPLES = 20
 _VERDICTS: tuple[RunVerdict, ...] = ("clean-pass", "pass-with-warnings", "corrupt-success", "fail")
 
 
-def _is_subagent_of_a_match(path: str, matched: set[str]) -> bool:
-    """``<session>/subagents/agent-*.jsonl`` (or a Workflow's ``<session>/subagents/workflows/<run>/agent-*.jsonl``)
-    whose ``<session>.jsonl`` matched too: the session's grading attaches it (``subagents: true``) or skips it as
-    the seed does; graded on its own it would count twice."""
+def _session_of(path: str) -> str | None:
+    """``<session>.jsonl`` for ``<session>/subagents/agent-*.jsonl`` or a Workflow's
+    ``<session>/subagents/workflows/<run>/agent-*.jsonl``; None for any other path."""
     name = os.path.basename(path)
     if not (name.startswith("agent-") and name.endswith(".jsonl")):
-        return False
+        return None
     folder = os.path.dirname(path)
     if os.path.basename(os.path.dirname(folder)) == "workflows":
         folder = os.path.dirname(os.path.dirname(folder))
-    return os.path.basename(folder) == "subagents" and os.path.dirname(folder) + ".jsonl" in matched
+    return os.path.dirname(folder) + ".jsonl" if os.path.basename(folder) == "subagents" else None
+
+
+def _attached(path: str, matched: set[str], formats: dict[str, str | None]) -> bool:
+    """Whether a matched sub-agent log is graded with its session, which matched too: only a Claude Code session
+    attaches its sub-agents (``subagents: true``; the seed's way skips them), and only one graded on its own —
+    an attached sub-agent never attaches its own. Graded on its own as well, it would count twice; left out
+    where nobody attaches it, it would be graded by no one."""
+    session = _session_of(path)
+    if session is None or session not in matched or _attached(session, matched, formats):
+        return False
+    if session not in formats:
+        try:
+            formats[session] = detect_format(session)
+        except InputError:  # its session cannot be read: graded on its own (the session's error is reported)
+            formats[session] = None
+    return formats[session] == "claude-code"
 
 
 def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> list[str]:
@@ -77,7 +93,8 @@ def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> li
         raise InputError("no file matches this pattern (quote it so that verigate, not the shell, expands it; "
                          "'**' matches any depth)", source=pattern)
     matched = set(found)
-    return sorted(path for path in found if not _is_subagent_of_a_match(path, matched))
+    formats: dict[str, str | None] = {}
+    return sorted(path for path in found if not _attached(path, matched, formats))
 
 
 @attrs.frozen

@@ -26,10 +26,13 @@ from collections.abc import Iterator, Sequence
 
 from .._errors import InputError
 
-__all__ = ["MAX_WALKED_FOLDERS", "matching_paths"]
+__all__ = ["MAX_WALKED_ENTRIES", "MAX_WALKED_FOLDERS", "matching_paths"]
 
-#: folders one pattern may list: past it the pattern is an error (a narrower one, or the folder in parts)
+#: folders one pattern may list, and entries it may look at in them: past either the pattern is an error (a
+#: narrower one, or the folder in parts). A folder with N links back to itself is listed N times under
+#: ``runs/*/*.jsonl``: N*N entries for N folders (10,000 links: 10**8 entries, minutes)
 MAX_WALKED_FOLDERS = 1_000_000
+MAX_WALKED_ENTRIES = 5_000_000
 
 _States = frozenset[int]
 #: the folders above one being walked: each one's (device, inode) and the pattern's states on entering it
@@ -57,18 +60,20 @@ def matching_paths(pattern: str) -> Iterator[str]:
     if not stat.S_ISDIR(top.st_mode):  # a file where the pattern's folder would be: no match
         return
     stack: list[tuple[str, _States, _Ancestry]] = [(root, start, (((top.st_dev, top.st_ino), start),))]
-    listed = 0
+    listed = examined = 0
     while stack:
         folder, states, ancestry = stack.pop()
         listed += 1
         if listed > MAX_WALKED_FOLDERS:
-            raise InputError(f"the pattern walks more than {MAX_WALKED_FOLDERS:,} folders (MAX_WALKED_FOLDERS); "
-                             "grade a narrower pattern, or the folder in parts", source=pattern)
+            raise _too_much(pattern, f"{MAX_WALKED_FOLDERS:,} folders (MAX_WALKED_FOLDERS)")
         try:
             with os.scandir(folder or os.curdir) as listing:
                 entries = list(listing)
         except OSError as error:
             raise _unlisted(folder or os.curdir, error) from None
+        examined += len(entries)
+        if examined > MAX_WALKED_ENTRIES:  # links back up re-list a folder per link: entries, not folders, grow
+            raise _too_much(pattern, f"{MAX_WALKED_ENTRIES:,} entries (MAX_WALKED_ENTRIES)")
         for entry in entries:
             after = _step(rest, states, entry.name)
             if not after:
@@ -114,6 +119,11 @@ def _folder_identity(entry: os.DirEntry[str], path: str) -> tuple[int, int] | No
         raise InputError(f"a link or folder the pattern walks cannot be examined ({error.strerror})",
                          source=path) from None
     return own.st_dev, own.st_ino
+
+
+def _too_much(pattern: str, bound: str) -> InputError:
+    return InputError(f"the pattern walks more than {bound}; grade a narrower pattern, or the folder in parts",
+                      source=pattern)
 
 
 def _unlisted(folder: str, error: OSError) -> InputError:
