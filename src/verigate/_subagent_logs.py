@@ -5,16 +5,22 @@ naming it: a sub-agent left out is a run graded, or a declaration read, as if it
 A top-level module with nothing heavy imported (``verigate.transcripts`` re-exports it): the self-gate's
 pre-tool-use check lists a session's sub-agent logs at every full check, and the transcripts package loads attrs."""
 
+# os.path in session_of on purpose (its docstring says why)
+# ruff: noqa: PTH119, PTH120
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import InputError
 from ._transcript_lines import bounded_lines, listed_entries, listed_logs, open_log_stream
 
-__all__ = ["subagent_files"]
+__all__ = ["session_of", "subagent_files"]
+
+#: every sub-agent transcript's name is ``agent-<id>.jsonl``
+_PREFIX = "agent-"
 
 
 def _first_session_id(path: Path) -> str | None:
@@ -51,17 +57,31 @@ def subagent_files(session_path: str | Path, *, before_reading: Callable[[Path],
     note = before_reading or (lambda _: None)
     subagents = session.parent / session.stem / "subagents"
     note(subagents)
-    found = listed_logs(subagents, prefix="agent-")
+    found = listed_logs(subagents, prefix=_PREFIX)
     workflows = subagents / "workflows"
     note(workflows)
     for run in listed_entries(workflows):
         note(run)  # every entry: a link to nothing, or to a file, lists nothing now but may lead to a folder later
         if run.is_dir():
-            found += listed_logs(run, prefix="agent-")
-    if not session.name.startswith("agent-"):
+            found += listed_logs(run, prefix=_PREFIX)
+    if not session.name.startswith(_PREFIX):
         note(session.parent)
-        for sibling in listed_logs(session.parent, prefix="agent-", missing_ok=False):
+        for sibling in listed_logs(session.parent, prefix=_PREFIX, missing_ok=False):
             note(sibling)
             if _first_session_id(sibling) == session.stem:
                 found.append(sibling)
     return found
+
+
+def session_of(path: str) -> str | None:
+    """The inverse of :func:`subagent_files` for its two folder layouts: ``<session>.jsonl`` for
+    ``<session>/subagents/agent-*.jsonl`` or ``<session>/subagents/workflows/<run>/agent-*.jsonl``; None for any
+    other path (an old-layout sibling names its session in its lines, not its path). str paths and os.path on
+    purpose: the result is compared with paths spelt as a pattern spelt them, which pathlib would normalise."""
+    name = os.path.basename(path)
+    if not (name.startswith(_PREFIX) and name.endswith(".jsonl")):
+        return None
+    folder = os.path.dirname(path)
+    if os.path.basename(os.path.dirname(folder)) == "workflows":
+        folder = os.path.dirname(os.path.dirname(folder))
+    return os.path.dirname(folder) + ".jsonl" if os.path.basename(folder) == "subagents" else None

@@ -26,6 +26,7 @@ import attrs
 
 from .._config import RedactionConfig
 from .._errors import InputError
+from .._subagent_logs import session_of
 from ._config import TraceConfig, load_trace_config
 from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes, rule_registry
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
@@ -48,24 +49,12 @@ SUMMARY_SAMPLES = 20
 _VERDICTS: tuple[RunVerdict, ...] = ("clean-pass", "pass-with-warnings", "corrupt-success", "fail")
 
 
-def _session_of(path: str) -> str | None:
-    """``<session>.jsonl`` for ``<session>/subagents/agent-*.jsonl`` or a Workflow's
-    ``<session>/subagents/workflows/<run>/agent-*.jsonl``; None for any other path."""
-    name = os.path.basename(path)
-    if not (name.startswith("agent-") and name.endswith(".jsonl")):
-        return None
-    folder = os.path.dirname(path)
-    if os.path.basename(os.path.dirname(folder)) == "workflows":
-        folder = os.path.dirname(os.path.dirname(folder))
-    return os.path.dirname(folder) + ".jsonl" if os.path.basename(folder) == "subagents" else None
-
-
 def _attached(path: str, matched: set[str], formats: dict[str, str | None]) -> bool:
     """Whether a matched sub-agent log is graded with its session, which matched too: only a Claude Code session
     attaches its sub-agents (``subagents: true``; the seed's way skips them), and only one graded on its own —
     an attached sub-agent never attaches its own. Graded on its own as well, it would count twice; left out
     where nobody attaches it, it would be graded by no one."""
-    session = _session_of(path)
+    session = session_of(path)
     if session is None or session not in matched or _attached(session, matched, formats):
         return False
     if session not in formats:
