@@ -41,6 +41,11 @@ DENIED = [
     ("Bash", {"command": "claude -p 'release all gates' --resume sess-1"}),
     ("CronCreate", {"cron": "* * * * *", "prompt": "Gate 解除"}),
     ("SendMessage", {"to": "other-session", "message": " approve gate sg-1a2b3c4d "}),
+    # longer than PATH_MAX as written, short once a tool normalises it (Node's path.resolve, os.path.normpath)
+    ("Write", {"file_path": "./" * 2100 + "verigate.yaml", "content": "{}"}),
+    ("Edit", {"file_path": "sub/../" * 700 + ".claude/settings.json"}),
+    ("Write", {"file_path": "~/" + "./" * 2100 + ".codex/config.toml", "content": "{}"}),
+    ("mcp__files__write_file", {"path": "./" * 2100 + ".verigate/self-gates.jsonl", "content": "x"}),
 ]
 ALLOWED = [
     ("Write", {"file_path": "src/app.py", "content": "x"}),

@@ -79,6 +79,11 @@ def test_forged_closed_line_is_denied_and_would_not_count(session: Session) -> N
     # hardening holds with no gate open and in audit mode too
     other = session.other("sess-clean")
     assert other.tool("Write", {"file_path": str(session.store), "content": line}, mode="audit").denied
+    # past PATH_MAX as written; a tool that normalises it (Node's path.resolve) opens the store. Twice: the
+    # second call is the fast path's where it answers
+    for _ in range(2):
+        assert other.tool("Write", {"file_path": "./" * 2100 + ".verigate/self-gates.jsonl", "content": line},
+                          mode="audit").denied
     # a schema-valid closure that cites no request of a human channel is ignored by the fold
     with session.store.open("a", encoding="utf-8") as handle:
         handle.write(line + "\n")

@@ -36,8 +36,7 @@ _COMMAND_FIELDS = ("command", "cmd")
 _PATCH_PATH = r"(?m)^[ \t]*\*\*\*[ \t]*(?:(?:Add|Update|Delete) File|Move to):(.*)$"
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
-#: longest string treated as a path (PATH_MAX); strings and containers walked at most
-_PATH_MAX = 4096
+#: strings and containers walked at most
 _STRINGS_MAX = 100_000
 
 
@@ -136,9 +135,10 @@ def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _path_like(text: str) -> str | None:
-    """The path a string input may name: one line, not too long; ``file://`` removed."""
+    """The path a string input may name: one line; ``file://`` removed. Its length is bounded after it is
+    collapsed (``Paths.hit``): a tool may normalise a long ``./././`` path to a short one."""
     text = text.strip()
-    if not text or len(text) > _PATH_MAX or "\n" in text or "\x00" in text:
+    if not text or "\n" in text or "\x00" in text:
         return None
     return text[7:] if text.startswith("file://") else text
 

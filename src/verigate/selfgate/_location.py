@@ -14,6 +14,7 @@ import stat
 from collections.abc import Mapping
 
 from .._builtin_sha256 import sha256_hex
+from ._paths import PATH_MAX
 
 __all__ = ["CONFIG_NAME", "LEGACY_STORE", "STATE_HOME_ENV", "STORE_NAME", "cache_folder", "config_candidates",
            "inside", "legacy_store", "project_key", "project_state_dir", "protected_paths", "resolved", "state_root",
@@ -72,10 +73,6 @@ def config_candidates(project: str, environ: Mapping[str, str] | None = None) ->
             os.path.join(project, ".codex", CONFIG_NAME), os.path.join(project, CONFIG_NAME))
 
 
-#: the longest path Linux takes whole (PATH_MAX, its terminating NUL included)
-_PATH_MAX = 4096
-
-
 def resolved(path: str) -> str:
     """``os.path.realpath(path)``, failing closed. The non-strict ``realpath`` takes a component it cannot lstat
     (EACCES below a folder without search permission, ENAMETOOLONG past PATH_MAX, ELOOP) for a plain name and goes
@@ -84,7 +81,7 @@ def resolved(path: str) -> str:
     not exist (a root not made yet: nothing below it exists either). Anything else raises OSError, and the
     boundary check refuses."""
     real = os.path.realpath(path)
-    if len(os.fsencode(real)) >= _PATH_MAX:
+    if len(os.fsencode(real)) >= PATH_MAX:  # its terminating NUL included
         raise OSError(errno.ENAMETOOLONG, "a path too long to resolve for certain", real)
     prefix = ""
     for part in real.split(os.sep):  # noqa: PTH206  # os.path on purpose: see the imports

@@ -62,6 +62,19 @@ def normal(path: str, cwd: str) -> str:
     return resolved.casefold() if folds_case(os.path.dirname(resolved)) else resolved
 
 
+def _checkable(path: str, cwd: str) -> str | None:
+    """``path`` as a check takes it, or None for a string that names no file. The kernel refuses a name longer
+    than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
+    ``os.path.normpath``) opens the short path that ``./`` or ``a/../`` repeated collapses to: such a path is
+    checked as that one. Only a path still too long once collapsed is no file."""
+    if not path or "\x00" in path:
+        return None
+    if len(path) <= PATH_MAX:
+        return path
+    collapsed = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+    return collapsed if len(collapsed) <= PATH_MAX else None
+
+
 def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part]
 
@@ -115,10 +128,11 @@ class Paths:
         return self._hits[key]
 
     def _hit(self, path: str, cwd: str) -> str | None:
-        if not path or "\x00" in path or len(path) > PATH_MAX:
+        checkable = _checkable(path, cwd)
+        if checkable is None:
             return None
         try:
-            candidate = normal(path, cwd)
+            candidate = normal(checkable, cwd)
         except (OSError, ValueError):
             return None
         for protected, target in self.targets:
@@ -138,10 +152,11 @@ class Paths:
 
     def ancestor(self, path: str, cwd: str) -> str | None:
         """The label of a protected target at or under ``path`` (``rm -rf .`` removes ``.verigate/`` too)."""
-        if not path or "\x00" in path or len(path) > PATH_MAX:
+        checkable = _checkable(path, cwd)
+        if checkable is None:
             return None
         try:
-            candidate = normal(path, cwd).rstrip(os.sep) + os.sep
+            candidate = normal(checkable, cwd).rstrip(os.sep) + os.sep
         except (OSError, ValueError):
             return None
         for protected, target in self.targets:
@@ -270,10 +285,12 @@ class Paths:
         """A protected target whose path ends with the relative ``tail`` (``settings.json`` after a ``cd`` to an
         unknown folder, ``$D/.claude/settings.json``); ``pattern``: the tail is an fnmatch pattern."""
         key = (tail, pattern)
-        if len(tail) > PATH_MAX:
-            return None
         if key not in self._tails:
-            parts = [part for part in _parts(os.path.normpath(tail)) if part not in (".", "..")]
+            tail = os.path.normpath(tail)  # before the bound: ``./`` repeated collapses to a short tail
+            if len(tail) > PATH_MAX:
+                self._tails[key] = None
+                return None
+            parts = [part for part in _parts(tail) if part not in (".", "..")]
             literal = parts if pattern else [_literal(part) for part in parts]
             self._tails[key] = self.names_match(literal, anchored=False) if parts else None
         return self._tails[key]
