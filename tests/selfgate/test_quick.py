@@ -1,5 +1,5 @@
-"""The pre-tool-use fast path: it answers only what the full check would, and any stale, damaged or foreign cache
-hands the call back to the full check."""
+"""The fast paths (pre-tool-use, user-prompt-submit): they answer only what the full check would, and any stale,
+damaged or foreign cache hands the call back to the full check."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selfgate_helpers import Session
 
-from verigate.selfgate import Cursor, GateStore, decide_tool_call, settings_for
-from verigate.selfgate._quick import quick_tool_decision
+from verigate.selfgate import Cursor, GateStore, decide_prompt, decide_tool_call, settings_for
+from verigate.selfgate._quick import quick_prompt_context, quick_tool_decision
 from verigate.selfgate._transcript import read_new_lines
 
 GATE = "Plan: Step 1 is the schema. Step 3 は成果物提示後に再承認とします。"
@@ -36,6 +36,21 @@ def full(session: Session, tool: str = "Edit", tool_input: dict[str, Any] | None
 
 def quick(session: Session, tool: str = "Edit", tool_input: dict[str, Any] | None = None) -> Any:
     return quick_tool_decision(payload(session, tool, tool_input))
+
+
+def prompt_payload(session: Session, prompt: str) -> dict[str, Any]:
+    return {**session.base("UserPromptSubmit"), "prompt": prompt}
+
+
+def quick_prompt(session: Session, prompt: str) -> tuple[str, str] | None:
+    return quick_prompt_context(prompt_payload(session, prompt))
+
+
+def full_prompt(session: Session, prompt: str) -> tuple[str, str]:
+    """The full check's mode and context for the agent (it also refreshes the fast path's caches)."""
+    hook_input = prompt_payload(session, prompt)
+    settings = settings_for(hook_input)
+    return settings.mode, decide_prompt(hook_input, settings).context
 
 
 def fold_caches(session: Session) -> list[Path]:
@@ -97,6 +112,58 @@ def test_a_human_close_is_seen_by_the_next_call(blocking: Session) -> None:
     assert quick(session) is None
     assert not session.tool("Edit", EDIT).denied
     assert quick(session) == ("allow", "", "")
+
+
+#: prompts the fast path must leave to the rule engine: close phrases and never-close phrases (with a gate open)
+ENGINE_PROMPTS = ["release all gates", "Gate 解除", "approve gate sg-00000000",
+                  "/goal finish every step without stopping", "proceed autonomously",
+                  "The user already approved it, go on."]
+
+
+def test_the_prompt_fast_path_gives_the_full_answer(blocking: Session) -> None:
+    session = blocking
+    tool_turn(session)  # a log past its head: new lines can be caught up
+    session.assistant("I refactored the parser.")
+    assert quick_prompt(session, "Please go on.") is None  # nothing cached yet
+    assert full_prompt(session, "Please go on.") == ("block", "")  # the prompt's full check leaves the caches
+    assert quick_prompt(session, "Please go on.") == ("block", "")
+    assert quick_prompt(session, "release all gates") is None  # no gate to close: the full check says so
+    session.assistant(GATE)
+    assert quick_prompt(session, "Please go on.") is None  # new prose with a keyword: the engine decides
+    reminder = full_prompt(session, "Please go on.")
+    assert "still open" in reminder[1] and "再承認" in reminder[1]
+    assert quick_prompt(session, "Please go on.") == reminder
+    session.user("Please go on.")  # the host writes the typed prompt: caught up, nothing waits for it
+    assert quick_prompt(session, "Looks good, carry on with the tests") == full_prompt(session, "Looks good, carry "
+                                                                                                "on with the tests")
+    for prompt in ENGINE_PROMPTS:
+        assert quick_prompt(session, prompt) is None, prompt
+    # the full check's answers for those differ from the reminder: the engine was needed
+    assert full_prompt(session, "/goal finish every step without stopping")[1].startswith(
+        "verigate: this prompt does not close")
+
+
+def test_a_phrase_cache_without_never_close_keywords_sends_prompts_to_the_full_check(blocking: Session) -> None:
+    """A cache an older version wrote (no never-close keywords) or one whose field was damaged: the fast path
+    cannot tell a /goal from a plain prompt, so it answers no prompt while a gate is open."""
+    session = blocking
+    session.assistant(GATE)
+    full_prompt(session, "Please go on.")
+    cache = session.store.parent / "self-gates.jsonl.state" / "fast-phrases.json"
+    for damaged in (None, [""], "goal"):
+        sealed = json.loads(cache.read_text(encoding="utf-8"))
+        sealed["body"]["not_close_keywords"] = damaged
+        cache.write_text(json.dumps(sealed), encoding="utf-8")
+        assert quick_prompt(session, "Please go on.") is None, damaged
+
+
+def test_a_prompt_through_the_hook_answers_from_the_fast_path_as_the_full_check(blocking: Session) -> None:
+    session = blocking
+    session.assistant(GATE)
+    first = session.prompt("Please go on.")  # the full check, leaving the caches
+    assert quick_prompt(session, "Please go on, again.") is not None
+    second = session.prompt("Please go on, again.")
+    assert first.context and second.context == first.context and not second.denied
 
 
 def corrupt(path: Path, how: str) -> None:
@@ -390,6 +457,9 @@ def test_the_fast_path_never_disagrees_with_the_full_check(tmp_path_factory: pyt
         for tool, tool_input in (("Edit", EDIT), ("Read", {"file_path": "app.py"})):
             fast = quick(session, tool, tool_input)
             assert fast is None or fast == full(session, tool, tool_input), (steps, step, tool)
+        for prompt in ("Please go on.", "x" * 300, *ENGINE_PROMPTS):
+            answered = quick_prompt(session, prompt)  # the full check only where it answered: a close writes
+            assert answered is None or answered == full_prompt(session, prompt), (steps, step, prompt)
 
 
 def _fresh_interpreter_runs(code: str) -> None:

@@ -55,10 +55,18 @@ def pre_tool_use_handlers(host: Host) -> Handlers:
 
 
 def user_prompt_submit_handlers(host: Host) -> Handlers:
-    """UserPromptSubmit: a person's close command; an error refuses the prompt unless the mode is audit."""
+    """UserPromptSubmit: the fast path, else a person's close command; an error refuses the prompt unless the
+    mode is audit."""
     state: dict[str, str] = {}
 
     def handle(hook_input: dict[str, Any]) -> HookAnswer:
+        from ..selfgate._quick import quick_prompt_context
+
+        # most prompts close nothing and claim nothing: the fast path answers them while its caches vouch
+        quick = quick_prompt_context(hook_input, host)
+        if quick is not None:
+            state["mode"], context = quick
+            return 0, (_output("UserPromptSubmit", "", additionalContext=context) if context else None), ""
         from ..selfgate._enforce import decide_prompt, settings_for
 
         settings = settings_for(hook_input, host)

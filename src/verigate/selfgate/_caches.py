@@ -49,13 +49,16 @@ def remember_config(state_dir: StrPath, candidates: Sequence[tuple[str, Signatur
         "blocked_tools": list(blocked_tools), "hardening": hardening})
 
 
-def remember_phrases(state_dir: StrPath, pack: StrPath, pack_signature: Signature,
-                     close_keywords: Sequence[str], open_keywords: Sequence[str] | None) -> None:
-    """The keywords one of which every close phrase (and every opening phrase, None when a rule has none) of
-    the pack at ``pack`` contains."""
+def remember_phrases(state_dir: StrPath, pack: StrPath, pack_signature: Signature, close_keywords: Sequence[str],
+                     open_keywords: Sequence[str] | None, not_close_keywords: Sequence[str] | None) -> None:
+    """The keywords one of which every close phrase of the pack at ``pack`` contains, and every opening and
+    never-close phrase (None when a rule of that role has none: it always runs)."""
+    def words(keywords: Sequence[str] | None) -> list[str] | None:
+        return list(keywords) if keywords is not None else None
+
     write_cache(phrases_cache(state_dir), {
         "pack": os.fspath(pack), "pack_signature": list(pack_signature), "close_keywords": list(close_keywords),
-        "open_keywords": list(open_keywords) if open_keywords is not None else None})
+        "open_keywords": words(open_keywords), "not_close_keywords": words(not_close_keywords)})
 
 
 def remember_fold(state_dir: StrPath, session_id: str, transcript: str, store: Signature | None,

@@ -22,8 +22,9 @@ from ._defaults import (
     mode_from_env,
 )
 from ._guard import protected_for, violation
+from ._keywords import SHORT_PROMPT, normalise_prompt
 from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths
-from ._phrases import Screen, normalise_prompt
+from ._phrases import Screen
 from ._statsig import Signature, signature
 from ._store import GateStore
 from ._tool_policy import (
@@ -34,6 +35,7 @@ from ._tool_policy import (
     hardening_verdict,
     is_blocked,
     listed,
+    still_open,
 )
 from ._tool_policy import describe as describe_refs
 from ._tool_policy import how_to_close as how_to_close_refs
@@ -44,10 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_BLOCKED_TOOLS", "DEFAULT_HARDENING", "DEFAULT_MODE", "DEFAULT_STORE", "MODE_ENV", "TOOL_ALIASES",
            "Mode", "PromptOutcome", "Settings", "ToolDecision", "decide_prompt", "decide_tool_call", "settings_for"]
-
-#: longest prompt checked for a close phrase when no gate is open (a close phrase is short)
-_SHORT_PROMPT = 200
-
 
 @attrs.frozen
 class Settings:
@@ -200,11 +198,12 @@ def _pack_file() -> tuple[Path, Signature] | None:
 
 
 def _remember_phrases(screen: Screen, state_dir: Path, pack: tuple[Path, Signature] | None) -> None:
-    """Cache the close keywords for the fast path, unless a close rule has none (it always runs)."""
+    """Cache the prefilter's keywords for the fast path, unless a close rule has none (it always runs)."""
     prefilter = screen.prefilter
     keywords = prefilter.close_keywords()
     if pack is not None and keywords is not None:
-        _caches.remember_phrases(state_dir, pack[0], pack[1], keywords, prefilter.keywords.get("open", ()))
+        _caches.remember_phrases(state_dir, pack[0], pack[1], keywords, prefilter.keywords.get("open", ()),
+                                 prefilter.keywords.get("not_close", ()))
 
 
 def _remember_fold(settings: Settings, session_id: str, transcript: str, result: SyncResult) -> None:
@@ -316,9 +315,13 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
         # still knows every gate), and the person's prompt must not be refused for it
         transcript = None
     screen = Screen(settings.store.state_dir)
-    state = sync(settings.store, session_id, transcript, screen.openings).state
-    gates = state.open_gates(session_id)
-    if not gates and len(normalise_prompt(prompt)) > _SHORT_PROMPT:
+    pack = _pack_file()
+    result = sync(settings.store, session_id, transcript, screen.openings)
+    if transcript is not None:
+        _remember_fold(settings, session_id, transcript, result)
+    _remember_phrases(screen, settings.store.state_dir, pack)
+    gates = result.state.open_gates(session_id)
+    if not gates and len(normalise_prompt(prompt)) > SHORT_PROMPT:
         return PromptOutcome()
     command = screen.close_command(prompt)
     if command is not None:
@@ -348,5 +351,5 @@ def decide_prompt(hook_input: Mapping[str, Any], settings: Settings) -> PromptOu
             f"verigate: this prompt does not close your self-set gate(s) ({refusals[0].matched!r} is "
             f"{refusals[0].rule_id.rsplit('.', 1)[-1]}, not a person's release). Still open: {describe(gates)}. "
             f"{how_to_close(gates)}"))
-    return PromptOutcome(context=f"verigate: self-set gate(s) still open: {describe(gates)}. {how_to_close(gates)}")
+    return PromptOutcome(context=still_open(_refs(gates)))
 

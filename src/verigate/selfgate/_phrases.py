@@ -15,13 +15,12 @@ from .._builtin_sha256 import sha256_hex
 from .._errors import VerigateError
 from .._fileio import replace_file
 from ._entries import GATE_ID_PATTERN
-from ._keywords import contains_keyword
+from ._keywords import contains_keyword, normalise_prompt
 
 if TYPE_CHECKING:
     from ..rules import Pack, Rule, RuleKind, RuleSet
 
-__all__ = ["CloseCommand", "PhraseHit", "Phrases", "Prefilter", "Screen", "load", "mask_non_prose",
-           "normalise_prompt"]
+__all__ = ["CloseCommand", "PhraseHit", "Phrases", "Prefilter", "Screen", "load", "mask_non_prose"]
 
 PACK = "self-gate"
 Role = Literal["open", "close_one", "close_id", "close_all", "not_close"]
@@ -39,7 +38,6 @@ _NOT_PROSE = re.compile(
 )
 # an ASCII . ! ? ends a sentence only before white space or the end ("before editing a.py." keeps "a.py")
 _SENTENCE_END = re.compile(r"[。．！？\n]|[.!?](?=\s|\Z)")
-_TRAILING = "。．.!！ \t\r\n\u3000"
 _GATE_ID = re.compile(GATE_ID_PATTERN)
 GATE_TEXT_LIMIT = 240
 
@@ -47,11 +45,6 @@ GATE_TEXT_LIMIT = 240
 def mask_non_prose(text: str) -> str:
     """Replace code, quoted lines and quoted spans with spaces (newlines kept)."""
     return _NOT_PROSE.sub(lambda found: re.sub(r"[^\n]", " ", found.group()), text)
-
-
-def normalise_prompt(prompt: str) -> str:
-    """A prompt as close phrases are compared against: surrounding whitespace and a final 。 . ! removed."""
-    return prompt.strip().rstrip(_TRAILING).strip()
 
 
 def _sentence(text: str, start: int, end: int) -> str:

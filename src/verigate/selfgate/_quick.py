@@ -1,4 +1,5 @@
-"""The pre-tool-use fast path: hardening, then the cached answer of the full check while nothing it read has changed."""
+"""The fast paths of the two events: the full check's answer from its caches while nothing it read has changed
+(pre-tool-use: hardening, then the open gates; user-prompt-submit: a prompt no phrase rule can match)."""
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
 from __future__ import annotations
@@ -22,11 +23,19 @@ from ._defaults import (
     mode_from_env,
 )
 from ._guard import protected_for, violation
-from ._keywords import contains_keyword
+from ._keywords import SHORT_PROMPT, contains_keyword, normalise_prompt
 from ._location import STORE_NAME, config_candidates, legacy_store, project_state_dir, protected_paths, store_paths
 from ._sealed import Doubt, read_cache, require_same, write_cache
 from ._statsig import Signature, as_json, of_status, signature
-from ._tool_policy import GateRef, ToolVerdict, boundary_verdict, gate_verdict, hardening_verdict, is_blocked
+from ._tool_policy import (
+    GateRef,
+    ToolVerdict,
+    boundary_verdict,
+    gate_verdict,
+    hardening_verdict,
+    is_blocked,
+    still_open,
+)
 from ._wall import Host, cached_missing, watched_files
 
 # The hook runs before every tool call of the agent, so this module (and every module it imports: the
@@ -36,7 +45,7 @@ from ._wall import Host, cached_missing, watched_files
 # file that check read by its stat signature. Any change, any missing or damaged cache and any doubt at all
 # returns None: the full check runs.
 
-__all__ = ["quick_tool_decision"]
+__all__ = ["quick_prompt_context", "quick_tool_decision"]
 
 #: more new bytes than this since the last scan: the full check reads them (in chunks)
 _CATCH_UP_LIMIT = 64 << 20
@@ -102,6 +111,13 @@ class _Keywords:
     def check_prose(self, text: str) -> None:
         if contains_keyword(text, self._get("open_keywords")):
             raise Doubt("new prose may declare a gate")  # the rule engine decides
+
+    def check_prompt(self, prompt: str, gates_open: bool) -> None:
+        """Doubt unless the full check would find no close phrase in the prompt and, with a gate open, no
+        never-close phrase (a /goal, an approval claim) either: then it only reminds of the open gates."""
+        self.is_close_phrase(normalise_prompt(prompt))
+        if gates_open and contains_keyword(prompt, self._get("not_close_keywords")):
+            raise Doubt("the prompt may be a never-close phrase")  # the rule engine decides
 
 
 def _open_gates(state_dir: str, session_id: str, transcript: str, store: str, keywords: _Keywords) -> list[GateRef]:
@@ -194,12 +210,23 @@ def _advance(cache_path: str, cached: dict[str, Any], cursor: dict[str, Any], cu
         os.close(lock)  # releases the lock
 
 
-def _decide(hook_input: Mapping[str, Any], host: Host) -> ToolVerdict:
+def _project(hook_input: Mapping[str, Any], host: Host) -> str:
     from .._project import find_project  # the one resolver, as the full check uses (it imports only os)
 
     project = find_project(host, hook_input)
     if not project:
         raise Doubt("no project directory")
+    return project
+
+
+def _no_store_to_import(project: str, store: str, state_dir: str) -> None:
+    if signature(store) is None and os.path.exists(legacy_store(project)) \
+            and not os.path.exists(os.path.join(state_dir, "legacy-imported")):
+        raise Doubt("an old store may wait to be imported")  # the full check imports it once
+
+
+def _decide(hook_input: Mapping[str, Any], host: Host) -> ToolVerdict:
+    project = _project(hook_input, host)
     session_id, tool_name = _text(hook_input, "session_id"), _text(hook_input, "tool_name")
     tool_input = hook_input.get("tool_input")
     if tool_input is None:
@@ -223,9 +250,7 @@ def _decide(hook_input: Mapping[str, Any], host: Host) -> ToolVerdict:
         return hardening_verdict(tool_name, refused)
     if not is_blocked(tool_name, blocked):
         return "allow", "", ""
-    if signature(companions[0]) is None and os.path.exists(legacy_store(project)) \
-            and not os.path.exists(os.path.join(state_dir, "legacy-imported")):
-        raise Doubt("an old store may wait to be imported")  # the full check imports it once
+    _no_store_to_import(project, companions[0], state_dir)
     if mode == "block" and hardening != BEST_EFFORT:
         files = watched_files(host, project, config_candidates(project))
         missing = cached_missing(state_dir, host, project, companions[0], files)
@@ -241,4 +266,31 @@ def quick_tool_decision(hook_input: Mapping[str, Any], host: Host = "claude-code
     try:
         return _decide(hook_input, host)
     except Exception:  # any doubt, even a bug here, hands the call to the full check
+        return None
+
+
+def _prompt_context(hook_input: Mapping[str, Any], host: Host) -> tuple[Mode, str]:
+    project = _project(hook_input, host)
+    session_id, prompt = _text(hook_input, "session_id"), hook_input.get("prompt")
+    transcript = hook_input.get("transcript_path")
+    if not isinstance(prompt, str) or not isinstance(transcript, str) or not transcript:
+        raise Doubt("no prompt or no transcript")
+    companions = store_paths(os.path.join(project_state_dir(project), STORE_NAME))
+    state_dir = companions[2]
+    mode = _settings(project, state_dir)[0]  # the mode names how a failure answers; the prompt check has no other
+    _no_store_to_import(project, companions[0], state_dir)
+    keywords = _Keywords(state_dir)
+    gates = _open_gates(state_dir, session_id, transcript, companions[0], keywords)
+    if not gates and len(normalise_prompt(prompt)) > SHORT_PROMPT:
+        return mode, ""
+    keywords.check_prompt(prompt, bool(gates))
+    return mode, still_open(gates) if gates else ""
+
+
+def quick_prompt_context(hook_input: Mapping[str, Any], host: Host = "claude-code") -> tuple[Mode, str] | None:
+    """The mode and the full check's context for the agent ("" for none) of a prompt that closes nothing and
+    claims nothing, when the caches vouch for it; else None (then the full check must run)."""
+    try:
+        return _prompt_context(hook_input, host)
+    except Exception:  # any doubt, even a bug here, hands the prompt to the full check
         return None

@@ -13,7 +13,8 @@ from ._defaults import Mode
 # Nothing heavy is imported here: the fast path (``_quick``) runs on every tool call of the agent.
 
 __all__ = ["TOOL_ALIASES", "UNREADABLE_PREFIX", "GateRef", "ToolDecisionKind", "ToolVerdict", "boundary_verdict",
-           "describe", "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked", "problem_gate_text"]
+           "describe", "gate_verdict", "hardening_verdict", "how_to_close", "is_blocked", "problem_gate_text",
+           "still_open"]
 
 #: what a pre-tool-use check answers: let the call run, refuse it, or let it run with a warning (audit mode)
 ToolDecisionKind = Literal["allow", "deny", "warn"]
@@ -60,6 +61,11 @@ def listed(items: Sequence[str], *, limit: int = MAX_LISTED, separator: str = ";
 def describe(gates: Sequence[GateRef]) -> str:
     return listed([f"[{gate_id}] {gate_text}" for gate_id, gate_text in gates],
                   rest=" (`verigate selfgate status` lists every gate)")
+
+
+def still_open(gates: Sequence[GateRef]) -> str:
+    """What the agent is told of a prompt that closes none of its open gates (and claims nothing)."""
+    return f"verigate: self-set gate(s) still open: {describe(gates)}. {how_to_close(gates)}"
 
 
 def hardening_verdict(tool_name: str, refused: str) -> ToolVerdict:
