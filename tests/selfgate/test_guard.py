@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,6 +47,28 @@ DENIED = [
     ("Edit", {"file_path": "sub/../" * 700 + ".claude/settings.json"}),
     ("Write", {"file_path": "~/" + "./" * 2100 + ".codex/config.toml", "content": "{}"}),
     ("mcp__files__write_file", {"path": "./" * 2100 + ".verigate/self-gates.jsonl", "content": "x"}),
+    # ``~root`` is a folder name to Node, an MCP server and Codex (they expand only ``~`` and ``~/``)
+    ("Write", {"file_path": "~root/../verigate.yaml", "content": "{}"}),
+    ("mcp__filesystem__write_file", {"path": "~root/../.claude/settings.json", "content": "{}"}),
+    # Codex trims a patch header of any Unicode white space
+    ("apply_patch", {"command": "*** Begin Patch\n\u00a0*** Update File: verigate.yaml\n@@\n-a\n+b\n*** End Patch\n"}),
+    ("apply_patch", {"input": "*** Begin Patch\n\u3000*** Add File: .codex/config.toml\n+x\n*** End Patch\n"}),
+    # another session's log, relative to an MCP server rooted in the home folder
+    ("mcp__filesystem__write_file", {"path": ".claude/projects/-project/other-session.jsonl", "content": "{}"}),
+    # JavaScript's trim removes the BOM and white space that Python's strip keeps or counts as a second line
+    ("mcp__files__write_file", {"path": "verigate.yaml\ufeff", "content": "x"}),
+    ("Write", {"file_path": " verigate.yaml", "content": "x"}),
+    # a {path: content} record, JSON given as a string (a proxy tool), a unified diff for a diff-applying tool
+    ("mcp__files__write_files", {"files": {"verigate.yaml": "x"}}),
+    ("mcp__proxy__call_tool", {"name": "write", "arguments": '{"path": ".claude/settings.json", "content": "{}"}'}),
+    ("mcp__proxy__call_tool", {"arguments": '{"path": "src/a.py", "path": ".claude/settings.json"}'}),
+    ("mcp__diff__apply_diff", {"diff": "--- a/verigate.yaml\n+++ b/verigate.yaml\n@@ -1 +1 @@\n-a\n+b\n"}),
+    # Codex's shell runs in its ``workdir``
+    ("Bash", {"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: config.toml\n@@\n-a\n+b\n*** End Patch\n"
+                     "EOF\n", "workdir": "~/.codex"}),
+    ("Bash", {"command": ["bash", "-lc", "cp /tmp/x hooks.json"], "workdir": "~/.codex"}),
+    # more values than the check reads: refused, never read in part
+    ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
 ]
 ALLOWED = [
     ("Write", {"file_path": "src/app.py", "content": "x"}),
@@ -54,6 +77,12 @@ ALLOWED = [
     ("Bash", {"command": "pytest -q"}),
     ("Bash", {"command": "git commit -m 'Explain the gate closing flow'"}),
     ("Read", {"file_path": ".claude/settings.json"}),
+    ("mcp__files__write_file", {"path": "data/out.jsonl", "content": "{}"}),
+    ("mcp__files__write_file", {"path": "~nosuchuser/notes.md", "content": "x"}),
+    ("Write", {"file_path": "notes.md", "content": "--- a/verigate.yaml\n+++ b/verigate.yaml\n@@ -1 +1 @@\n"}),
+    ("mcp__files__write_file", {"path": "docs/a.md", "content": "---\ntitle: verigate.yaml notes\n---\n"}),
+    ("mcp__proxy__call_tool", {"arguments": '{"path": "src/app.py", "content": "x"}'}),
+    ("Bash", {"cmd": "pytest -q", "workdir": "sub"}),
 ]
 
 
@@ -67,6 +96,24 @@ def test_denied_in_both_modes(hardened: Session, tool: str, tool_input: dict[str
 @pytest.mark.parametrize(("tool", "tool_input"), ALLOWED)
 def test_ordinary_calls_pass(hardened: Session, tool: str, tool_input: dict[str, object]) -> None:
     assert hardened.decide_tool(tool, tool_input).decision == "allow"
+
+
+def test_paths_are_trimmed_of_every_white_space_and_the_bom() -> None:
+    from verigate.selfgate._guard import TRIMMED
+
+    assert set(TRIMMED) == {chr(code) for code in range(sys.maxunicode + 1) if chr(code).isspace()} | {"\ufeff"}
+
+
+def test_file_urls_name_the_file_node_opens(hardened: Session) -> None:
+    """``fileURLToPath`` reads a host, any case of the scheme, a query or fragment and percent escapes."""
+    project = hardened.project.as_posix()
+    for url in (f"file://localhost{project}/verigate.yaml", f"file://{project}/%2Eclaude/settings.json",
+                f"file://{project}/verigate%2Eyaml", f"FILE://{project}/verigate.yaml", f"file:{project}/verigate.yaml",
+                f"file://{project}/verigate.yaml?x#y"):
+        decision = hardened.decide_tool("mcp__files__write_file", {"uri": url, "content": "x"}, mode="audit")
+        assert decision.decision == "deny" and "hardening" in decision.reason, url
+    ordinary = hardened.decide_tool("mcp__files__write_file", {"uri": f"file://{project}/src/app.py"}, mode="audit")
+    assert ordinary.decision == "allow"
 
 
 def _quote_randomly(word: str, cuts: list[int], styles: list[int]) -> str:

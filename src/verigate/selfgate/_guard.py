@@ -20,7 +20,8 @@ from typing import Any
 from ._paths import Paths
 from ._paths import Target as _Target
 
-__all__ = ["FILE_TOOLS", "MAX_COMMAND_CHARS", "READ_ONLY_TOOLS", "Protected", "protected_for", "violation"]
+__all__ = ["FILE_TOOLS", "MAX_COMMAND_CHARS", "READ_ONLY_TOOLS", "TRIMMED", "Protected", "protected_for",
+           "violation"]
 
 #: tools whose input names the one file they write, and the field holding it
 FILE_TOOLS: Mapping[str, str] = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
@@ -33,7 +34,18 @@ MAX_COMMAND_CHARS = 256 * 1024
 _COMMAND_FIELDS = ("command", "cmd")
 #: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape);
 #: compiled by ``re`` on first use, which its cache keeps: most calls never need it
-_PATCH_PATH = r"(?m)^[ \t]*\*\*\*[ \t]*(?:(?:Add|Update|Delete) File|Move to):(.*)$"
+#: (Codex trims a header line of any Unicode white space, hence ``[^\S\n]`` rather than blanks)
+_PATCH_PATH = r"(?m)^[^\S\n]*\*\*\*[^\S\n]*(?:(?:Add|Update|Delete) File|Move to):(.*)$"
+#: a unified diff's file headers (``--- a/verigate.yaml``, ``+++ b/…``), read in the inputs of tools that are not
+#: file tools (a diff-applying MCP tool); a file tool's content may quote a diff of anything
+_DIFF_PATH = r"(?m)^[^\S\n]*(?:\+\+\+|---)[^\S\n]+([^\t\n]+)"
+#: what a path is trimmed of: Python's white space (``str.isspace``, a superset of JavaScript's ``trim`` but for
+#: the BOM) and the BOM, which a Node tool's ``trim`` removes before it resolves the path. ``str.strip`` with a set
+#: is linear; a regex ``\s+$`` would be quadratic in a long run of blanks
+TRIMMED = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+           "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+#: a string input longer than this is not read as JSON holding further inputs (a proxy tool's ``arguments``)
+_JSON_TEXT_MAX = 1 << 20
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
 #: strings and containers walked at most
@@ -98,18 +110,26 @@ def protected_for(project_dir: str, store_paths: Sequence[str | os.PathLike[str]
     return Protected(tuple(targets), tuple(needles), tuple(name for name in names if name))
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a tool input, depth first, without recursion (a deep input cannot overflow the stack)."""
-    stack, seen = [value], 0
-    while stack and seen < _STRINGS_MAX:
+class _TooMany(Exception):
+    """A tool input with more values than the check reads: refused, never read in part."""
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a tool input, keys included (a tool may take a ``{path: content}`` record), depth first,
+    without recursion (a deep input cannot overflow the stack). More than ``_STRINGS_MAX`` values: ``_TooMany``."""
+    stack, seen, found = [value], 0, []
+    while stack:
         item = stack.pop()
         seen += 1
+        if seen > _STRINGS_MAX:
+            raise _TooMany
         if isinstance(item, str):
-            yield item
+            found.append(item)
         elif isinstance(item, Mapping):
-            stack.extend(reversed(list(item.values())))
+            stack.extend(reversed([part for pair in item.items() for part in pair]))
         elif isinstance(item, list | tuple):
             stack.extend(reversed(item))
+    return found
 
 
 def _patched_paths(text: str) -> Iterator[str]:
@@ -134,40 +154,109 @@ def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
             yield " ".join(_quote(item) for item in value)
 
 
-def _path_like(text: str) -> str | None:
-    """The path a string input may name: one line; ``file://`` removed. Its length is bounded after it is
-    collapsed (``Paths.hit``): a tool may normalise a long ``./././`` path to a short one."""
-    text = text.strip()
+def _path_forms(text: str) -> list[str]:
+    """The paths a string input may name: trimmed as JavaScript trims, one line; a file URL (``file:`` in any case,
+    with or without a host such as ``localhost``, a query or a fragment) as the path it names, as written and with
+    its percent escapes decoded (``%2Eclaude``). Lengths are bounded after collapsing (``Paths.hit``): a tool may
+    normalise a long ``./././`` path to a short one."""
+    text = text.strip(TRIMMED)
     if not text or "\n" in text or "\x00" in text:
-        return None
-    return text[7:] if text.startswith("file://") else text
+        return []
+    if text[:5].lower() != "file:":
+        return [text]
+    from urllib.parse import unquote  # only for a file URL: the module costs ms on every tool call
+
+    rest = text[5:]
+    if rest.startswith("//"):  # an authority: the path starts at the next slash
+        slash = rest.find("/", 2)
+        rest = rest[slash:] if slash != -1 else ""
+    bare = re.split(r"[?#]", rest, maxsplit=1)[0]
+    return [form for form in dict.fromkeys((rest, bare, unquote(bare))) if form]
+
+
+def _diff_paths(text: str) -> Iterator[str]:
+    if "---" in text or "+++" in text:
+        for found in re.finditer(_DIFF_PATH, text):
+            path = found.group(1).strip()
+            if path and path != "/dev/null":
+                yield path
+                if path[:2] in ("a/", "b/"):
+                    yield path[2:]
+
+
+def _embedded_strings(text: str) -> list[str]:
+    """The strings of a JSON object or array given as a string (a proxy tool's ``arguments``), else none; what
+    cannot be parsed as JSON holds none. Bounded like the input itself."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or len(stripped) > _JSON_TEXT_MAX:
+        return []
+    import json
+
+    try:  # every pair kept: a key given twice hides no value (the tool may read either)
+        value = json.loads(stripped, object_pairs_hook=list)
+    except (ValueError, RecursionError):
+        return []
+    return _strings(value)
+
+
+def _named_paths(strings: Sequence[str]) -> Iterator[str]:
+    """The paths a non-file tool's string inputs may name: each string, a diff's headers, and the same for the
+    strings of JSON given as a string, to three levels."""
+    level = list(strings)
+    for _ in range(3):
+        inner: list[str] = []
+        for text in level:
+            yield from _path_forms(text)
+            yield from _diff_paths(text)
+            inner += _embedded_strings(text)
+        level = inner
 
 
 def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
               is_close_phrase: Callable[[str], bool], *, max_command: int | None = MAX_COMMAND_CHARS) -> str | None:
     """Why this tool call is refused, or None. ``is_close_phrase`` is only called on short strings;
     ``max_command`` (None: no bound) is for tests that time the check itself."""
+    try:
+        return _violation(tool_name, tool_input, cwd, protected, is_close_phrase, max_command)
+    except _TooMany:
+        return (f"the {tool_name} input holds more than {_STRINGS_MAX:,} values: too many to check; split the "
+                "call")
+
+
+def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
+               is_close_phrase: Callable[[str], bool], max_command: int | None) -> str | None:
     paths = Paths(protected.targets)
-    strings = list(_strings(tool_input))
+    strings = _strings(tool_input)
     field = FILE_TOOLS.get(tool_name)
-    written = [tool_input[field]] if field is not None and isinstance(tool_input.get(field), str) else []
+    # a relative path is resolved against the hook's cwd, and against a shell tool's own working folder (Codex's
+    # ``workdir``) when it names one: both are checked
+    workdir = tool_input.get("workdir")
+    cwds = [cwd, *([os.path.join(cwd, os.path.expanduser(workdir))] if isinstance(workdir, str) and workdir else [])]
+
+    def hit(path: str) -> str | None:
+        return next((label for base in cwds if (label := paths.hit(path, base)) is not None), None)
+
+    target = tool_input.get(field) if field is not None else None
+    # as given, and as a tool that trims it opens it (the host may pass the path on untrimmed)
+    written = list(dict.fromkeys([target, *_path_forms(target)])) if isinstance(target, str) else []
     written += [path for text in strings for path in _patched_paths(text)]
     for path in written:
-        label = paths.hit(path, cwd)
+        label = hit(path)
         if label is not None:
             return f"{tool_name} would write {label} ({path}); only a person changes it, outside the agent"
     words: list[str] = []
     if tool_name not in READ_ONLY_TOOLS:
         for command in _commands(tool_name, tool_input):
-            refused, found = _shell_violation(command, paths, protected, cwd, max_command)
-            if refused is not None:
-                return refused
-            words += found
+            for base in cwds:
+                refused, command_words = _shell_violation(command, paths, protected, base, max_command)
+                if refused is not None:
+                    return refused
+            words += command_words
         # a file tool's other fields are the file's content, not paths: its target was checked above
-        for text in strings if field is None else ():
-            path = _path_like(text)
-            label = paths.hit(path, cwd) if path is not None else None
-            if label is None and path is not None and tool_name != "Bash" and not path.startswith(("/", "~")):
+        for path in _named_paths(strings) if field is None else ():
+            label = hit(path)
+            if label is None and tool_name != "Bash" and not path.startswith("/") \
+                    and path != "~" and not path.startswith("~/"):
                 # an MCP server resolves a relative path against its own root, which may not be this cwd: the
                 # path must not be the end of a protected one either (``verigate.yaml``, ``.claude/settings.json``)
                 label = paths.tail_hit(path)

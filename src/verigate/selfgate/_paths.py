@@ -62,6 +62,16 @@ def normal(path: str, cwd: str) -> str:
     return resolved.casefold() if folds_case(os.path.dirname(resolved)) else resolved
 
 
+def _readings(path: str) -> tuple[str, ...]:
+    """The paths a string names to the tools that may open it. ``~name/…`` is that user's home folder to a shell
+    (and to ``os.path.expanduser``), but a folder named ``~name`` to Node's ``path.resolve``, an MCP server and
+    Codex, which expand only ``~`` and ``~/``: ``~root/../verigate.yaml`` is the project's file to them. Both
+    readings are checked."""
+    if path.startswith("~") and path != "~" and not path.startswith("~/"):
+        return path, "./" + path
+    return (path,)
+
+
 def _checkable(path: str, cwd: str) -> str | None:
     """``path`` as a check takes it, or None for a string that names no file. The kernel refuses a name longer
     than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
@@ -128,17 +138,21 @@ class Paths:
         return self._hits[key]
 
     def _hit(self, path: str, cwd: str) -> str | None:
-        checkable = _checkable(path, cwd)
-        if checkable is None:
-            return None
-        try:
-            candidate = normal(checkable, cwd)
-        except (OSError, ValueError):
-            return None
-        for protected, target in self.targets:
-            if self._covers(protected, target, candidate):
-                return target.label
-        return self._hard_link(candidate)
+        for reading in _readings(path):
+            checkable = _checkable(reading, cwd)
+            if checkable is None:
+                continue
+            try:
+                candidate = normal(checkable, cwd)
+            except (OSError, ValueError):
+                continue
+            for protected, target in self.targets:
+                if self._covers(protected, target, candidate):
+                    return target.label
+            label = self._hard_link(candidate)
+            if label is not None:
+                return label
+        return None
 
     @staticmethod
     def _covers(protected: str, target: Target, candidate: str) -> bool:
@@ -152,16 +166,17 @@ class Paths:
 
     def ancestor(self, path: str, cwd: str) -> str | None:
         """The label of a protected target at or under ``path`` (``rm -rf .`` removes ``.verigate/`` too)."""
-        checkable = _checkable(path, cwd)
-        if checkable is None:
-            return None
-        try:
-            candidate = normal(checkable, cwd).rstrip(os.sep) + os.sep
-        except (OSError, ValueError):
-            return None
-        for protected, target in self.targets:
-            if (protected + os.sep).startswith(candidate):
-                return target.label
+        for reading in _readings(path):
+            checkable = _checkable(reading, cwd)
+            if checkable is None:
+                continue
+            try:
+                candidate = normal(checkable, cwd).rstrip(os.sep) + os.sep
+            except (OSError, ValueError):
+                continue
+            for protected, target in self.targets:
+                if (protected + os.sep).startswith(candidate):
+                    return target.label
         return None
 
     def _hard_link(self, candidate: str) -> str | None:
@@ -292,8 +307,28 @@ class Paths:
                 return None
             parts = [part for part in _parts(tail) if part not in (".", "..")]
             literal = parts if pattern else [_literal(part) for part in parts]
-            self._tails[key] = self.names_match(literal, anchored=False) if parts else None
+            label = self.names_match(literal, anchored=False) if parts else None
+            self._tails[key] = label if label is not None or pattern else self._glob_tail(parts)
         return self._tails[key]
+
+    def _glob_tail(self, parts: Sequence[str]) -> str | None:
+        """A folder's glob target (``<transcripts>/*.jsonl``) whose folder ends with the tail's folders and whose
+        glob takes its name: ``-project/sess-1.jsonl``, which the few sample names of ``names_match`` miss. A
+        bare name is not enough: ``out.jsonl`` is any folder's file."""
+        if len(parts) < 2:
+            return None
+        *folders, name = parts
+        for protected, target in self.targets:
+            if target.glob is None:
+                continue
+            folds = folds_case(protected)
+            names, wanted = _parts(protected), [part.casefold() for part in folders] if folds else folders
+            if folds:
+                names = [part.casefold() for part in names]
+            glob, named = (target.glob.casefold(), name.casefold()) if folds else (target.glob, name)
+            if names[-len(wanted):] == wanted and fnmatch.fnmatchcase(named, glob):
+                return target.label
+        return None
 
 
 def _literal(part: str) -> str:
