@@ -402,6 +402,9 @@ def row_hooks(settings: Settings) -> None:
         pre_tool = json.dumps({**gate_base, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                                "tool_input": {"file_path": "src/app.py", "old_string": "a", "new_string": "b"}})
         prompt = json.dumps({**gate_base, "hook_event_name": "UserPromptSubmit", "prompt": "Please go on."})
+        # a keyword of a never-close phrase ("without"): the prompt's fast path cannot vouch, its full check runs
+        prompt_keyword = json.dumps({**gate_base, "hook_event_name": "UserPromptSubmit",
+                                     "prompt": "Please go on without the docs change."})
         hook = [python, "-m", "verigate", "hook", "claude-code"]
         counter = iter(range(10**6))
 
@@ -423,12 +426,13 @@ def row_hooks(settings: Settings) -> None:
         def keyword_prose() -> None:
             # prose with a keyword of the self-gate pack: the fast path cannot vouch, the full check runs
             with gate_transcript.open("a", encoding="utf-8") as handle:
-                handle.write(assistant(f"Pass {next(counter)} done. Do you want me to update the changelog too?"))
+                handle.write(assistant(f"Pass {next(counter)} done. Shall I continue with the changelog too?"))
 
         stop = wall([*hook, "stop"], json.dumps(stop_payload(stop_project, "bench", stop_transcript)))
         commands = [
             wall([python, "-c", "pass"]), wall([python, "-c", "import json"]), stop,
             wall([*hook, "pre-tool-use"], pre_tool, gate_env, before=keyword_prose),
+            wall([*hook, "user-prompt-submit"], prompt_keyword, gate_env),
             wall([*hook, "user-prompt-submit"], prompt, gate_env),
             wall([*hook, "pre-tool-use"], pre_tool, gate_env),
         ]
@@ -437,8 +441,9 @@ def row_hooks(settings: Settings) -> None:
         samples = alternate(rounds, commands)
     bare, floor = samples[0] or [], samples[1] or []
     labels = ["Stop hook, judge answering at once (loopback HTTP, 150 earlier turns)",
-              "PreToolUse, full check (new prose with a keyword)", "UserPromptSubmit",
-              "PreToolUse, fast path (no new lines)"]
+              "PreToolUse, full check (new prose with a keyword)",
+              "UserPromptSubmit, full check (a keyword of a never-close phrase)",
+              "UserPromptSubmit, fast path (a prompt no phrase can match)", "PreToolUse, fast path (no new lines)"]
     for label, measured in zip(labels, samples[2:], strict=True):
         mine = measured or []
         floor_ratio = statistics.median(mine) / statistics.median(floor) if mine and floor else 0.0

@@ -142,12 +142,12 @@ def main() -> int:
             return median(samples)
 
         # what a tool call adds to the log (the assistant's tool_use without prose, the tool's output) and
-        # prose without any keyword of the pack are caught up by the fast path; prose with a keyword ("you")
-        # loads the cached pack into the rule engine (the full check)
+        # prose without any keyword of the pack are caught up by the fast path; prose with a keyword
+        # ("continue", "wait") loads the cached pack into the rule engine (the full check)
         tool_turn = following(lambda index: tool_use() + tool_result(8000) + "\n")
         plain_prose = following(lambda index: assistant(f"Edited the parser (pass {index}); running the tests now."))
         keyword_prose = following(lambda index: assistant(
-            f"Pass {index} done. Do you want me to update the changelog too? I will wait for CI."))
+            f"Pass {index} done. Shall I continue with the changelog too? I will wait for CI."))
         read = median([timed(hook, payload.replace('"Edit"', '"Read"'), env) for _ in range(args.repeat)])
         # a prompt that closes nothing while the declared gate is open: the answer says what is still open
         user_prompt = median([timed(prompt_hook, prompt, env) for _ in range(args.repeat)])

@@ -109,3 +109,28 @@ def test_the_keyword_test_finds_every_keyword_the_engines_view_holds(case: tuple
     view = TextView(text)
     if keyword in view.folded or keyword in view.lowered:
         assert contains_keyword(text, [keyword]), ascii(text)
+
+
+@functools.cache
+def _pattern_cases() -> list[tuple[int, str]]:
+    """(rule order, one of its patterns) for every shipped phrase or regex rule with written keywords."""
+    return [(order, pattern) for order, item in enumerate(_shipped().compiled)
+            if type(item.matcher) in (RegexMatcher, PhraseMatcher) and item.matcher.keywords
+            and "keywords" in item.rule.fields for pattern in item.rule.fields.get("patterns", ())]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_written_keywords_occur_in_every_text_their_rules_patterns_match(data: Any) -> None:
+    """A pack's written keywords (``keywords: [...]``) claim that every match of the rule holds one of them: texts
+    drawn from each pattern itself (``st.from_regex``) are the oracle. A keyword that is not necessary would let the
+    keyword test skip a text the pattern matches: a gate declaration or a secret missed."""
+    import re
+
+    cases = _pattern_cases()
+    order, pattern = cases[data.draw(st.integers(0, len(cases) - 1), label="case")]
+    item = _shipped().compiled[order]
+    text = data.draw(st.from_regex(re.compile(pattern, re.IGNORECASE)), label="text")
+    expected = sorted(_without_keywords(item.matcher).find(TextView(text)))
+    found = sorted((match.start, match.end) for match in _shipped().scan(text) if match.rule_id == item.rule.id)
+    assert found == expected, (item.rule.id, pattern, text)

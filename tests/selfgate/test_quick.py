@@ -440,7 +440,7 @@ def test_the_fast_path_never_disagrees_with_the_full_check(tmp_path_factory: pyt
         elif step == "plain prose":
             session.assistant("Edited the parser; running the tests now.")
         elif step == "keyword prose":
-            session.assistant("Do you want the changelog updated too?")
+            session.assistant("Shall I continue with the changelog too?")
         elif step == "gate":
             session.assistant(GATE)
         elif step == "problem":
