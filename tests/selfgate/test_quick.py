@@ -419,6 +419,48 @@ def test_a_rewritten_log_or_a_forged_cursor_path_is_never_used(blocking: Session
     assert quick(session) is None
 
 
+def test_a_log_turned_into_a_pipe_never_blocks_the_fast_path(blocking: Session, tmp_path: Path) -> None:
+    """The catch-up opens the log as the full check does: a pipe in its place (behind a link the host's folder
+    signature does not see) is refused at once, never waited on for a writer."""
+    import os
+    import threading
+
+    session = blocking
+    real = tmp_path / "real.jsonl"
+    tool_turn(session)
+    real.write_bytes(session.transcript.read_bytes())
+    session.transcript.unlink()
+    session.transcript.symlink_to(real)
+    session.assistant(GATE)
+    assert full(session)[0] == "deny"
+    real.unlink()
+    os.mkfifo(real)
+    answers: list[Any] = []
+    for answer in (lambda: quick(session), lambda: quick_prompt(session, "Please go on.")):
+        worker = threading.Thread(target=lambda answer=answer: answers.append(answer()), daemon=True)
+        worker.start()
+        worker.join(20)
+        if worker.is_alive():  # let the blocked open go before failing
+            os.close(os.open(real, os.O_RDWR))
+            worker.join(5)
+            pytest.fail("the fast path waited for a writer of the pipe")
+    assert answers == [None, None]
+
+
+def test_a_folder_where_a_configuration_file_may_be_is_no_configuration(session: Session,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path picks the configuration file as the full check does (the first regular file): its block
+    mode answer names the file a person should edit, not a folder."""
+    monkeypatch.delenv("VERIGATE_SELF_GATE_MODE", raising=False)
+    (session.project / ".codex" / "verigate.yaml").mkdir(parents=True)
+    (session.project / "verigate.yaml").write_text("self_gate: {mode: block}\n", encoding="utf-8")
+    session.boundary = False
+    (session.home / ".claude" / "settings.json").write_text("{}", encoding="utf-8")  # block mode refuses Edit
+    answer = full(session)
+    assert answer[0] == "deny" and str(session.project / "verigate.yaml") in answer[1]
+    assert quick(session) == answer
+
+
 STEPS = st.lists(st.sampled_from(["tool turn", "plain prose", "keyword prose", "gate", "problem", "close all",
                                   "human close request", "tamper"]), min_size=1, max_size=7)
 

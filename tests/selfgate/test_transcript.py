@@ -131,6 +131,15 @@ def test_every_line_type_is_classified_once_for_both_readers() -> None:
     assert not claude & codex  # a line's host is told by its type
 
 
+def test_a_line_nested_too_deep_is_a_problem_not_a_crash() -> None:
+    """A tool input the model nested thousands of levels deep makes json.loads recurse past the limit: the line
+    is unreadable (a problem gate), and the check of every later call still runs."""
+    deep = b'{"type": "assistant", "message": {"content": [{"type": "tool_use", "input": ' + b"[" * 5000 \
+        + b"]" * 5000 + b"}]}}"
+    line = classify(deep, 7)
+    assert line.kind == "problem" and "deep" in line.problem
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(st.binary(max_size=200), st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),

@@ -62,7 +62,7 @@ def _text(hook_input: Mapping[str, Any], field: str) -> str:
 def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...], str, str]:
     """Mode, blocked tools, hardening and the configuration file they came from ("" for none)."""
     candidates = config_candidates(project)
-    found = [path for path in candidates if signature(path) is not None]
+    found = [path for path in candidates if os.path.isfile(path)]  # noqa: PTH113  # as the full check picks it
     hardening: str
     if not found:
         mode, blocked, hardening, config = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, ""
@@ -176,7 +176,9 @@ def _catch_up(cache_path: str, cached: dict[str, Any], state_dir: str, store: st
                 keywords.check_prose(text)
         # a typed prompt only confirms a waiting close request, and none waits
 
-    with open(cached["transcript"], "rb") as handle:
+    from .._transcript_lines import open_log_stream  # a pipe or a device never blocks the hook (the full check's)
+
+    with open_log_stream(cached["transcript"]) as handle:
         status = os.fstat(handle.fileno())
         if (status.st_dev, status.st_ino) != (cursor["device"], cursor["inode"]) or status.st_size < offset \
                 or status.st_size - offset > _CATCH_UP_LIMIT or head_crc(handle, offset) != cached.get("head_crc"):

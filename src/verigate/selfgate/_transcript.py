@@ -169,6 +169,8 @@ def classify(raw: bytes, number: int) -> TranscriptLine:
         record = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return TranscriptLine(number, "problem", problem=f"not JSON ({exc})")
+    except RecursionError:  # a tool input the model nested thousands deep: unreadable, never a crash of the check
+        return TranscriptLine(number, "problem", problem="JSON nested too deep to read")
     if not isinstance(record, dict):
         return TranscriptLine(number, "problem", problem=f"a JSON {type(record).__name__}, not an object")
     line_type = record.get("type")
