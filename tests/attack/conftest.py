@@ -8,6 +8,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "evidence"))
 
-from evidence_helpers import complete_ev, merge_task
+from evidence_helpers import fullest_ev, merge_task
 
-__all__ = ["complete_ev", "merge_task"]
+__all__ = ["fullest_ev", "merge_task"]

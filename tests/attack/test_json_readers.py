@@ -82,20 +82,20 @@ def test_an_envelope_two_readers_read_differently_never_completes(protocol: str,
 # ----------------------------------------------------------------------------------- RunEvidence and ledger
 
 
-def _dup_terminal_state(complete_ev: dict[str, Any]) -> str:
+def _dup_terminal_state(fullest_ev: dict[str, Any]) -> str:
     """The EV with a second ``terminal_state`` key: first-wins and last-wins readers see different states."""
-    text = json.dumps(complete_ev)
-    state = json.dumps(complete_ev["terminal_state"])
-    return text[:-1] + f', "terminal_state": {state}' + "}" if "terminal_state" in complete_ev else text
+    text = json.dumps(fullest_ev)
+    state = json.dumps(fullest_ev["terminal_state"])
+    return text[:-1] + f', "terminal_state": {state}' + "}" if "terminal_state" in fullest_ev else text
 
 
 @pytest.mark.parametrize("attack", ["repeated key", "NaN", "deep nesting", "lone surrogate"])
-def test_evidence_verify_refuses_ambiguous_json_with_exit_1(attack: str, complete_ev: dict[str, Any],
+def test_evidence_verify_refuses_ambiguous_json_with_exit_1(attack: str, fullest_ev: dict[str, Any],
                                                             merge_task: Path, tmp_path: Path) -> None:
-    text = json.dumps(complete_ev)
+    text = json.dumps(fullest_ev)
     if attack == "repeated key":
-        key = next(iter(complete_ev))
-        text = f'{{{json.dumps(key)}: {json.dumps(complete_ev[key])}, ' + text[1:]
+        key = next(iter(fullest_ev))
+        text = f'{{{json.dumps(key)}: {json.dumps(fullest_ev[key])}, ' + text[1:]
     elif attack == "NaN":
         text = text[:-1] + ', "x_extra": NaN}'
     elif attack == "deep nesting":
@@ -110,14 +110,14 @@ def test_evidence_verify_refuses_ambiguous_json_with_exit_1(attack: str, complet
     assert "strict JSON" in result.stderr
 
 
-def test_a_repeated_key_in_the_delivery_record_is_rejected(complete_ev: dict[str, Any], merge_task: Path,
+def test_a_repeated_key_in_the_delivery_record_is_rejected(fullest_ev: dict[str, Any], merge_task: Path,
                                                            tmp_path: Path) -> None:
     record = merge_task / "delivery" / "record.jsonl"
     lines = record.read_text(encoding="utf-8").splitlines()
     lines[-1] = lines[-1][:-1] + ', "kind": "other"}'
     record.write_text("\n".join(lines) + "\n", encoding="utf-8")
     ev = tmp_path / "ev.json"
-    ev.write_text(json.dumps(complete_ev), encoding="utf-8")
+    ev.write_text(json.dumps(fullest_ev), encoding="utf-8")
     result = run_cli("evidence", "verify", str(ev), str(merge_task))
     assert result.returncode == 1 and "strict JSON" in result.stderr
 

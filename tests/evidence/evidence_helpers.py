@@ -129,14 +129,19 @@ def produce_kwargs(**overrides: Any) -> dict[str, Any]:
     return kwargs
 
 
-def make_complete(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A synthetic complete EV from producer output run with ``routing_decisions`` and ``harness_version_end``:
-    replan_count and cost_metrics get values, recorded as injected (Phase 1 has no source for them)."""
-    complete = copy.deepcopy(dict(record))
-    complete.update(replan_count=0, cost_metrics={})
-    injected = [{"kind": "injected_value", "detail": field} for field in ("cost_metrics", "replan_count")]
-    complete["escalation"] = sorted([*complete["escalation"], *injected], key=lambda e: (e["kind"], e["detail"]))
-    return complete
+#: the partial reasons of the fullest EV Phase 1 can produce: replan_count and cost_metrics have no source and no
+#: flag, so they are always "unavailable" and no Phase 1 EV is ever complete (exit 0)
+PHASE_ONE_PARTIAL = ("unavailable:cost_metrics", "unavailable:replan_count")
+
+
+def assert_fullest(record: Mapping[str, Any], task_dir: Path, **kwargs: Any) -> None:
+    """``record`` passes every check and is partial for the Phase-1 reasons alone (the best verdict there is)."""
+    from verigate._errors import EvidencePartialError
+    from verigate.evidence import verify
+
+    with pytest.raises(EvidencePartialError) as caught:
+        verify(dict(record), task_dir, **kwargs)
+    assert caught.value.reasons == PHASE_ONE_PARTIAL
 
 
 def secret_shaped(seed: int) -> dict[str, str]:
@@ -159,12 +164,14 @@ def write_merge_task(root: Path) -> Path:
     ])
 
 
-def complete_ev_for(task_dir: Path) -> dict[str, Any]:
-    """A synthetic complete EV of ``task_dir``: every field available (Phase 1 never produces one)."""
+def fullest_ev_for(task_dir: Path) -> dict[str, Any]:
+    """The fullest EV Phase 1 produces for ``task_dir``: routing_decisions and harness_version_end injected, so only
+    replan_count and cost_metrics stay "unavailable" (``PHASE_ONE_PARTIAL``)."""
     from verigate.evidence import produce
 
     text = produce(task_dir, **produce_kwargs(routing_decisions="[]", harness_version_end=dict(HARNESS)))
-    return make_complete(json.loads(text))
+    record: dict[str, Any] = json.loads(text)
+    return record
 
 
 def arbiter_task(root: Path) -> tuple[Path, Path, dict[str, Any]]:
@@ -187,6 +194,7 @@ def merge_task(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def complete_ev(merge_task: Path) -> dict[str, Any]:
-    """A synthetic complete EV: every field available (Phase 1 never produces one; the exit-0 path needs it)."""
-    return complete_ev_for(merge_task)
+def fullest_ev(merge_task: Path) -> dict[str, Any]:
+    """The fullest EV of ``merge_task`` (every check runs on it; its verdict is partial for ``PHASE_ONE_PARTIAL``)."""
+    return fullest_ev_for(merge_task)
+

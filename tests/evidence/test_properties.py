@@ -1,4 +1,5 @@
-"""Hypothesis: mutations of a valid EV never verify as complete; the producer never leaks, whatever its inputs."""
+"""Hypothesis: no EV verifies as complete in Phase 1, and a mutation of the fullest one never keeps its verdict
+unless the change is neutral; the producer never leaks, whatever its inputs."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 from evidence_helpers import (
-    HARNESS,
-    make_complete,
+    PHASE_ONE_PARTIAL,
+    fullest_ev_for,
     merge_ready,
     notice,
     produce_kwargs,
@@ -33,8 +34,9 @@ TASK = write_task(_SCRATCH, "TASK-0001", entries=[
     receipt("repair_review", 1, "F-2"), state("MERGE_READY"),
     merge_ready({"CI": "success", "lint": "success"}, {"F-1": "resolved"}, 1),
 ])
-COMPLETE = make_complete(json.loads(produce(TASK, **produce_kwargs(routing_decisions="[]",
-                                                                    harness_version_end=dict(HARNESS)))))
+#: the fullest EV Phase 1 produces: every check runs on it, and it is partial for PHASE_ONE_PARTIAL alone
+FULLEST = fullest_ev_for(TASK)
+FULLEST_VERDICT = (11, PHASE_ONE_PARTIAL)
 
 json_scalars = st.none() | st.booleans() | st.integers(-3, 100) | st.text(max_size=12) | st.just("unavailable")
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
@@ -58,29 +60,33 @@ def _replace(record: Any, path: tuple[Any, ...], value: Any) -> None:
     record[path[-1]] = value
 
 
-def _verdict(record: dict[str, Any]) -> int:
+def _verdict(record: dict[str, Any]) -> tuple[int, tuple[str, ...]]:
+    """The exit code and, for a partial EV, its reasons."""
     try:
         verify(record, TASK)
+    except EvidencePartialError as exc:
+        return exc.exit_code, exc.reasons
     except EvidenceError as exc:
-        return exc.exit_code
-    return 0
+        return exc.exit_code, ()
+    return 0, ()
 
 
-def test_the_base_is_complete() -> None:
-    assert _verdict(copy.deepcopy(COMPLETE)) == 0
+def test_the_base_is_the_fullest_verdict() -> None:
+    assert _verdict(copy.deepcopy(FULLEST)) == FULLEST_VERDICT
 
 
 #: injected or free-text fields: nothing in the task folder can re-derive them, so another valid value verifies
 #: (the verifier still holds them to the schema, the privacy check, the time order, the injection records and the
-#: partial rules); human_interventions and escalation are re-derived, so they are mutated like the rest
+#: partial rules); human_interventions and escalation are re-derived, and replan_count and cost_metrics are always
+#: "unavailable", so they are mutated like the rest
 NOT_DERIVABLE = frozenset({"run_id", "started_at", "completed_at", "repository", "harness_version",
-                           "routing_decisions", "replan_count", "cost_metrics", "observation", "cause_hypothesis"})
+                           "routing_decisions", "observation", "cause_hypothesis"})
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_a_mutated_ev_never_verifies_as_complete_unless_the_change_is_neutral(data: st.DataObject) -> None:
-    record = copy.deepcopy(COMPLETE)
+def test_a_mutated_ev_never_keeps_the_fullest_verdict_unless_the_change_is_neutral(data: st.DataObject) -> None:
+    record = copy.deepcopy(FULLEST)
     paths = [p for p in _paths(record) if p[0] not in NOT_DERIVABLE]
     kind = data.draw(st.sampled_from(["replace", "drop", "add"]))
     if kind == "replace":
@@ -92,13 +98,52 @@ def test_a_mutated_ev_never_verifies_as_complete_unless_the_change_is_neutral(da
             parent = parent[step]
         del parent[path[-1]]
     else:
-        key = data.draw(st.text(min_size=1, max_size=8).filter(lambda k: k not in COMPLETE))
+        key = data.draw(st.text(min_size=1, max_size=8).filter(lambda k: k not in FULLEST))
         record[key] = data.draw(json_values)
-    if json.dumps(record, sort_keys=True) == json.dumps(COMPLETE, sort_keys=True):
+    if json.dumps(record, sort_keys=True) == json.dumps(FULLEST, sort_keys=True):
         return
-    added = set(record) - set(COMPLETE)
+    added = set(record) - set(FULLEST)
     neutral = kind == "add" and all(k.startswith("_") and isinstance(record[k], str) for k in added)
-    assert (_verdict(record) == 0) == neutral, record
+    code, reasons = _verdict(record)
+    assert code != 0, record
+    if neutral:  # a string note changes nothing, but a note "unavailable" is listed like any other
+        assert code == 11 and set(PHASE_ONE_PARTIAL) <= set(reasons), record
+    else:
+        assert (code, reasons) != FULLEST_VERDICT, record
+
+
+#: what an EV may put where Phase 1 writes "unavailable": JSON's zeros and empties (0.0 and -0.0 pass the schema's
+#: "integer"), near misses of the word, and anything else
+_FIXED_VALUES = st.sampled_from([0, 0.0, -0.0, 1, {}, {"usd": 0}, [], None, False, "Unavailable", "unavailable ",
+                                 "unavailable"]) | json_values
+_INJECTED = st.sets(st.sampled_from(["cost_metrics", "replan_count", "routing_decisions", "repair_rounds", ""]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(replan=_FIXED_VALUES, cost=_FIXED_VALUES, routing=_FIXED_VALUES | st.lists(json_values, max_size=2),
+       injected=_INJECTED)
+def test_no_edit_of_the_phase_one_fixed_fields_verifies_as_complete(replan: Any, cost: Any, routing: Any,
+                                                                     injected: set[str]) -> None:
+    # the attack: fill in the fields Phase 1 cannot source and add their injection records, so nothing is left
+    # "unavailable"; the producer never writes replan_count or cost_metrics, so any value there is a rejection
+    record = copy.deepcopy(FULLEST)
+    record.update(replan_count=replan, cost_metrics=cost, routing_decisions=routing)
+    items = [e for e in record["escalation"] if e["kind"] != "injected_value"]
+    items += [{"kind": "injected_value", "detail": detail} for detail in injected]
+    record["escalation"] = sorted(items, key=lambda e: (e["kind"], e["detail"]))
+    try:
+        verify(record, TASK)
+    except EvidencePartialError as exc:
+        assert replan == "unavailable" and cost == "unavailable", exc.reasons
+        assert set(PHASE_ONE_PARTIAL) <= set(exc.reasons)
+    except EvidenceError as exc:
+        assert type(exc) is EvidenceError
+        reasons = "\n".join(exc.reasons)
+        if not reasons.startswith("schema 不適合"):  # past the schema (which names its first finding only), every
+            for field, value in (("replan_count", replan), ("cost_metrics", cost)):  # filled-in field is named
+                assert value == "unavailable" or f"{field}: EV=" in reasons, (field, reasons)
+    else:
+        raise AssertionError(f"verified as complete: {record}")
 
 
 #: secret- and personal-data-shaped values, made when the tests run (nothing secret-shaped is committed)

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from evidence_helpers import (
     HARNESS,
+    PHASE_ONE_PARTIAL,
     arbiter_task,
+    assert_fullest,
     notice,
     produce_kwargs,
     run_cli,
@@ -43,8 +45,12 @@ def _rejected(record: Any, task_dir: Path) -> str:
     return "\n".join(caught.value.reasons)
 
 
-def test_a_synthetic_complete_ev_exits_0(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
-    assert _cli(complete_ev, merge_task, tmp_path) == (0, "")
+def test_the_fullest_phase_one_ev_exits_11_for_the_two_sourceless_fields_alone(
+        fullest_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    # the best verdict a Phase 1 EV can get: exit 0 is unreachable, replan_count and cost_metrics have no source
+    code, stderr = _cli(fullest_ev, merge_task, tmp_path)
+    assert code == 11
+    assert stderr.splitlines()[1:] == [f"run-evidence: {reason}" for reason in PHASE_ONE_PARTIAL]
 
 
 def test_phase_one_output_is_partial_with_every_reason(merge_task: Path, tmp_path: Path) -> None:
@@ -65,25 +71,25 @@ def test_blocked_output_lists_eight_fields(tmp_path: Path) -> None:
     assert caught.value.exit_code == 11 and len(caught.value.reasons) == 8
 
 
-def test_unchecked_drift_alone_is_partial_and_other_escalations_are_not(complete_ev: dict[str, Any],
+def test_unchecked_drift_alone_is_partial_and_other_escalations_are_not(fullest_ev: dict[str, Any],
                                                                         merge_task: Path) -> None:
     def with_escalation(item: dict[str, str]) -> dict[str, Any]:
-        items = sorted([*complete_ev["escalation"], item], key=lambda e: (e["kind"], e["detail"]))
-        return {**complete_ev, "escalation": items}
+        items = sorted([*fullest_ev["escalation"], item], key=lambda e: (e["kind"], e["detail"]))
+        return {**fullest_ev, "escalation": items}
 
     with pytest.raises(EvidencePartialError) as caught:
         verify(with_escalation({"kind": "harness_drift_unchecked", "detail": "x"}), merge_task)
-    assert caught.value.reasons == ("unverified:harness_drift_unchecked",)
-    verify(with_escalation({"kind": "unknown_record_kind", "detail": "notice"}), merge_task)
+    assert caught.value.reasons == (*PHASE_ONE_PARTIAL, "unverified:harness_drift_unchecked")
+    assert_fullest(with_escalation({"kind": "unknown_record_kind", "detail": "notice"}), merge_task)
 
 
-def test_nested_unavailable_is_listed_at_any_depth(complete_ev: dict[str, Any], merge_task: Path) -> None:
+def test_nested_unavailable_is_listed_at_any_depth(fullest_ev: dict[str, Any], merge_task: Path) -> None:
     assert unavailable_paths({"top": "unavailable", "obj": {"a": "unavailable", "b": {"c": "unavailable"}},
                               "arr": ["unavailable", {"d": "unavailable"}]}) == \
         ["arr[0]", "arr[1].d", "obj.a", "obj.b.c", "top"]
     with pytest.raises(EvidencePartialError) as caught:
-        verify({**complete_ev, "routing_decisions": [{"step": 1, "target": "unavailable"}]}, merge_task)
-    assert caught.value.reasons == ("unavailable:routing_decisions[0].target",)
+        verify({**fullest_ev, "routing_decisions": [{"step": 1, "target": "unavailable"}]}, merge_task)
+    assert caught.value.reasons == (*PHASE_ONE_PARTIAL, "unavailable:routing_decisions[0].target")
 
 
 # --- every tamper class is rejected (exit 1) naming the field ---
@@ -153,11 +159,17 @@ TAMPERS: dict[str, tuple[str, Any]] = {
     "secret_key": ("cost_metrics", lambda ev: ev.update(cost_metrics={SHAPED["github_token"]: 1})),
     "fullwidth_url": ("observation", lambda ev: ev.update(observation="\uff47\uff49\uff54\uff48\uff55\uff42"
                                                                           "\uff0e\uff43\uff4f\uff4d/alice")),
-    # forged completeness: Phase-1-fixed fields need an injection record, time runs forward, refs stay inside
-    "replan_count_forged": ("replan_count", _drop_injection_record("replan_count")),
-    "cost_metrics_forged": ("cost_metrics", _drop_injection_record("cost_metrics")),
+    # forged completeness: replan_count and cost_metrics are always "unavailable" (no source, no flag), routing
+    # needs its injection record, time runs forward, refs stay inside
+    "replan_count_forged": ("replan_count", lambda ev: ev.update(replan_count=0)),
+    "cost_metrics_forged": ("cost_metrics", lambda ev: ev.update(cost_metrics={})),
+    "replan_count_injected": ("replan_count", lambda ev: (ev.update(replan_count=0),
+                                                          _add_escalation("injected_value", "replan_count")(ev))),
+    "cost_metrics_injected": ("cost_metrics", lambda ev: (ev.update(cost_metrics={"usd": 0}),
+                                                          _add_escalation("injected_value", "cost_metrics")(ev))),
+    "injection_record_alone": ("escalation", _add_escalation("injected_value", "replan_count")),
     "routing_forged": ("routing_decisions", _drop_injection_record("routing_decisions")),
-    "injection_of_unavailable": ("escalation", lambda ev: (ev.update(replan_count="unavailable"),)),
+    "injection_of_unavailable": ("escalation", lambda ev: ev.update(routing_decisions="unavailable")),
     "injection_of_other_field": ("escalation", _add_escalation("injected_value", "repair_rounds")),
     "started_after_completed": ("started_at", lambda ev: ev.update(started_at="2100-01-02T00:00:00Z")),
     "dotdot_ref": ("evidence_refs", lambda ev: ev["evidence_refs"].append("docs/../../etc/passwd")),
@@ -165,36 +177,36 @@ TAMPERS: dict[str, tuple[str, Any]] = {
     "intervention_invented": ("human_interventions", lambda ev: ev["human_interventions"].append(
         {"kind": "delivery_state", "detail": "HUMAN_ESCALATED"})),
     "intervention_unavailable": ("human_interventions", lambda ev: ev.update(human_interventions="unavailable")),
-    "escalation_unsorted": ("escalation", lambda ev: ev["escalation"].reverse()),
+    "escalation_unsorted": ("escalation", lambda ev: ev["escalation"].append({"kind": "a_note", "detail": "x"})),
 }
 
 
 @pytest.mark.parametrize("name", sorted(TAMPERS))
-def test_every_tamper_class_is_rejected_naming_the_field(name: str, complete_ev: dict[str, Any],
+def test_every_tamper_class_is_rejected_naming_the_field(name: str, fullest_ev: dict[str, Any],
                                                          merge_task: Path) -> None:
     field, tamper = TAMPERS[name]
-    record = copy.deepcopy(complete_ev)
+    record = copy.deepcopy(fullest_ev)
     tamper(record)
     assert field in _rejected(record, merge_task)
 
 
 @pytest.mark.parametrize("name", ["plan_hash", "owner", "ci_conclusion", "terminal_escalated", "account_key"])
-def test_tampers_through_the_cli_exit_1_with_the_reason_on_stderr(name: str, complete_ev: dict[str, Any],
+def test_tampers_through_the_cli_exit_1_with_the_reason_on_stderr(name: str, fullest_ev: dict[str, Any],
                                                                   merge_task: Path, tmp_path: Path) -> None:
     field, tamper = TAMPERS[name]
-    record = copy.deepcopy(complete_ev)
+    record = copy.deepcopy(fullest_ev)
     tamper(record)
     code, stderr = _cli(record, merge_task, tmp_path)
     assert code == 1 and field in stderr and all(line.startswith("run-evidence: ") for line in stderr.splitlines())
 
 
-def test_a_zeroed_entry_id_in_the_record_is_rejected(complete_ev: dict[str, Any], merge_task: Path) -> None:
+def test_a_zeroed_entry_id_in_the_record_is_rejected(fullest_ev: dict[str, Any], merge_task: Path) -> None:
     path = merge_task / "delivery" / "record.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     entry = json.loads(lines[0])
     entry["entry_id"] = "sha256:" + "0" * 64
     path.write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n", encoding="utf-8")
-    assert "entry_id" in _rejected(complete_ev, merge_task)
+    assert "entry_id" in _rejected(fullest_ev, merge_task)
 
 
 def test_a_forged_merge_ready_on_an_escalated_run_is_rejected(tmp_path: Path) -> None:
@@ -212,40 +224,40 @@ def test_with_no_record_any_real_delivery_value_is_rejected(tmp_path: Path) -> N
     assert "terminal_state" in _rejected({**record, "terminal_state": "MERGE_READY"}, task)
 
 
-def test_blocked_terminal_state_on_an_auto_approved_task_is_rejected(complete_ev: dict[str, Any],
+def test_blocked_terminal_state_on_an_auto_approved_task_is_rejected(fullest_ev: dict[str, Any],
                                                                     merge_task: Path) -> None:
-    assert "terminal_state" in _rejected({**complete_ev, "terminal_state": "BLOCKED"}, merge_task)
+    assert "terminal_state" in _rejected({**fullest_ev, "terminal_state": "BLOCKED"}, merge_task)
 
 
-def test_a_changed_artifact_breaks_the_decision_ref(complete_ev: dict[str, Any], merge_task: Path) -> None:
+def test_a_changed_artifact_breaks_the_decision_ref(fullest_ev: dict[str, Any], merge_task: Path) -> None:
     (merge_task / "todo.md").write_text("# TODO\n- [x] T-1\n", encoding="utf-8")
-    assert "c3_prime_decision_ref" in _rejected(complete_ev, merge_task)
+    assert "c3_prime_decision_ref" in _rejected(fullest_ev, merge_task)
 
 
 @pytest.mark.parametrize("key", sorted(json.loads(
     (Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text(encoding="utf-8"))["required"]))
-def test_removing_any_required_key_is_rejected_naming_it(key: str, complete_ev: dict[str, Any],
+def test_removing_any_required_key_is_rejected_naming_it(key: str, fullest_ev: dict[str, Any],
                                                         merge_task: Path) -> None:
-    record = {k: v for k, v in complete_ev.items() if k != key}
+    record = {k: v for k, v in fullest_ev.items() if k != key}
     assert f"必須キー欠落: {key}" in _rejected(record, merge_task)
 
 
-def test_a_string_note_is_neutral(complete_ev: dict[str, Any], merge_task: Path) -> None:
-    verify({**complete_ev, "_note": "reviewed by the release captain"}, merge_task)
+def test_a_string_note_is_neutral(fullest_ev: dict[str, Any], merge_task: Path) -> None:
+    assert_fullest({**fullest_ev, "_note": "reviewed by the release captain"}, merge_task)
 
 
-def test_a_secret_in_an_ev_exits_1_through_the_cli_naming_the_field_path(complete_ev: dict[str, Any],
+def test_a_secret_in_an_ev_exits_1_through_the_cli_naming_the_field_path(fullest_ev: dict[str, Any],
                                                                           merge_task: Path, tmp_path: Path) -> None:
-    record = copy.deepcopy(complete_ev)
+    record = copy.deepcopy(fullest_ev)
     record["routing_decisions"] = [{"step": 1, "note": f"key {SHAPED['github_token']}"}]
     code, stderr = _cli(record, merge_task, tmp_path)
     assert code == 1 and "routing_decisions[0].note" in stderr and "github-classic-token" in stderr
     assert SHAPED["github_token"] not in stderr
 
 
-def test_reasons_that_quote_a_value_never_repeat_a_secret(complete_ev: dict[str, Any], merge_task: Path,
+def test_reasons_that_quote_a_value_never_repeat_a_secret(fullest_ev: dict[str, Any], merge_task: Path,
                                                          tmp_path: Path) -> None:
-    record = copy.deepcopy(complete_ev)
+    record = copy.deepcopy(fullest_ev)
     record["cost_metrics"] = {"note": SHAPED["github_token"]}
     _drop_injection_record("cost_metrics")(record)
     code, stderr = _cli(record, merge_task, tmp_path)
@@ -329,20 +341,20 @@ def test_an_arbiter_record_is_legacy_exit_10(record: dict[str, Any], merge_task:
         verify(record, merge_task)
 
 
-def test_a_missing_schema_cannot_run_exit_2(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
-    code, stderr = _cli(complete_ev, merge_task, tmp_path, "--schema", str(tmp_path / "absent.schema.json"))
+def test_a_missing_schema_cannot_run_exit_2(fullest_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+    code, stderr = _cli(fullest_ev, merge_task, tmp_path, "--schema", str(tmp_path / "absent.schema.json"))
     assert code == 2 and "検査を実行していない" in stderr
     (tmp_path / "broken.json").write_text("{", encoding="utf-8")
-    assert _cli(complete_ev, merge_task, tmp_path, "--schema", str(tmp_path / "broken.json"))[0] == 2
+    assert _cli(fullest_ev, merge_task, tmp_path, "--schema", str(tmp_path / "broken.json"))[0] == 2
 
 
-def test_a_schema_keyword_the_validator_does_not_enforce_cannot_run(complete_ev: dict[str, Any], merge_task: Path,
+def test_a_schema_keyword_the_validator_does_not_enforce_cannot_run(fullest_ev: dict[str, Any], merge_task: Path,
                                                                     tmp_path: Path) -> None:
     schema = _shipped_schema()
     schema["properties"]["repair_rounds"]["anyOf"][0]["multipleOf"] = 2
     path = _write(schema, tmp_path, "custom.schema.json")
     with pytest.raises(SchemaError, match="multipleOf"):
-        verify(complete_ev, merge_task, schema_path=path)
+        verify(fullest_ev, merge_task, schema_path=path)
 
 
 def _shipped_schema() -> dict[str, Any]:
@@ -350,19 +362,19 @@ def _shipped_schema() -> dict[str, Any]:
     return schema
 
 
-def test_key_sets_are_read_from_the_schema(complete_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
+def test_key_sets_are_read_from_the_schema(fullest_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
     schema = _shipped_schema()
     schema["properties"]["reviewer_notes"] = {"type": "string"}
     schema["required"].append("reviewer_notes")
     path = _write(schema, tmp_path, "more.schema.json")
     with pytest.raises(EvidenceError, match="必須キー欠落: reviewer_notes"):
-        verify(complete_ev, merge_task, schema_path=path)
-    verify({**complete_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
+        verify(fullest_ev, merge_task, schema_path=path)
+    assert_fullest({**fullest_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
     del schema["properties"]["cost_metrics"]
     schema["required"].remove("cost_metrics")
     path = _write(schema, tmp_path, "fewer.schema.json")
     with pytest.raises(EvidenceError, match="cost_metrics"):
-        verify({**complete_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
+        verify({**fullest_ev, "reviewer_notes": "ok"}, merge_task, schema_path=path)
 
 
 def test_the_verifier_holds_no_literal_key_list() -> None:
@@ -402,31 +414,31 @@ def test_an_unreadable_ev_is_rejected(merge_task: Path, tmp_path: Path) -> None:
     assert _cli([1, 2], merge_task, tmp_path)[0] == 1
 
 
-def test_a_folder_changed_after_a_verification_is_seen_at_once(complete_ev: dict[str, Any],
+def test_a_folder_changed_after_a_verification_is_seen_at_once(fullest_ev: dict[str, Any],
                                                                merge_task: Path) -> None:
     # the verifier remembers derivations per folder content: every file is read again, every change is a new key
-    verify(complete_ev, merge_task)
+    assert_fullest(fullest_ev, merge_task)
     todo = merge_task / "todo.md"
     original = todo.read_bytes()
     todo.write_text("# TODO\n- [x] T-1\n", encoding="utf-8")
-    assert "c3_prime_decision_ref" in _rejected(complete_ev, merge_task)
+    assert "c3_prime_decision_ref" in _rejected(fullest_ev, merge_task)
     todo.write_bytes(original)
-    verify(complete_ev, merge_task)
+    assert_fullest(fullest_ev, merge_task)
     record = merge_task / "delivery" / "record.jsonl"
     lines = record.read_text(encoding="utf-8").splitlines()
     entry = json.loads(lines[0])
     entry["entry_id"] = "sha256:" + "0" * 64
     record.write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n", encoding="utf-8")
-    assert "entry_id" in _rejected(complete_ev, merge_task)
+    assert "entry_id" in _rejected(fullest_ev, merge_task)
     record.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    verify(complete_ev, merge_task)
+    assert_fullest(fullest_ev, merge_task)
     record.unlink()
-    assert "final_head_sha" in _rejected(complete_ev, merge_task)
+    assert "final_head_sha" in _rejected(fullest_ev, merge_task)
 
 
-def test_a_remembered_folder_gives_the_same_verdicts_again(complete_ev: dict[str, Any], merge_task: Path) -> None:
-    tampered = {**complete_ev, "terminal_state": "BLOCKED", "repair_rounds": 7, "escalation": []}
+def test_a_remembered_folder_gives_the_same_verdicts_again(fullest_ev: dict[str, Any], merge_task: Path) -> None:
+    tampered = {**fullest_ev, "terminal_state": "BLOCKED", "repair_rounds": 7, "escalation": []}
     first = _rejected(tampered, merge_task)
     assert _rejected(copy.deepcopy(tampered), merge_task) == first
-    verify(complete_ev, merge_task)  # the rejections above changed nothing the folder's memo holds
+    assert_fullest(fullest_ev, merge_task)  # the rejections above changed nothing the folder's memo holds
     assert _rejected(tampered, merge_task) == first

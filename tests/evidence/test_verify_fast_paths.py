@@ -1,5 +1,6 @@
-"""The verifier's fast paths answer as the plain code they replace: file reads as pathlib's, the task name as
-resolve()'s, the shared walk as the verifier's own, same_json as a comparison of JSON texts."""
+"""The verifier's fast paths answer as the plain code they replace: file reads as pathlib's (for the regular files
+the bounded reader takes), the task name as resolve()'s, the shared walk as the verifier's own, same_json as a
+comparison of JSON texts."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from hypothesis import strategies as st
 
 from verigate._errors import EvidenceError
 from verigate.evidence._canonical import same_json
+from verigate.evidence._files import NotRegularFile, TooLarge, read_bounded, read_regular
 from verigate.evidence._privacy import texts_of
-from verigate.evidence._sources import read_bytes, read_c3_sources, read_record_text
+from verigate.evidence._sources import read_c3_sources, read_record_text
 from verigate.evidence._verify import _folder_name, _unavailable_paths, unavailable_paths
 
 # bytes rich in what text mode changes or refuses: CR, LF, CR LF, invalid UTF-8, a BOM, multi-byte characters
@@ -35,6 +37,14 @@ def _outcome(action: object) -> tuple[str, object]:
         return "error", (type(exc), str(exc))
 
 
+def _text_outcome(path: Path, label: str) -> tuple[str, object]:
+    """pathlib's text read of ``path``, or the verifier's refusal of the bytes it cannot decode."""
+    try:
+        return "value", path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return "evidence", [f"{label} cannot be read: {exc}"]
+
+
 @settings(max_examples=150, deadline=None)
 @given(content=_CONTENT)
 def test_texts_and_bytes_are_pathlibs(content: bytes) -> None:
@@ -45,44 +55,60 @@ def test_texts_and_bytes_are_pathlibs(content: bytes) -> None:
         (task / "approvals" / "c3.json").write_bytes(content)
         (task / "delivery" / "record.jsonl").write_bytes(content)
         (task / "plan.md").write_bytes(content)
-        assert read_bytes(str(task / "plan.md")) == (task / "plan.md").read_bytes()
-        expected: tuple[str, object]
-        try:
-            expected = "value", (task / "delivery" / "record.jsonl").read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            expected = "evidence", [f"delivery/record.jsonl cannot be read: {exc}"]
-        assert _outcome(lambda: read_record_text(task)) == expected
-        try:
-            text = (task / "approvals" / "c3.json").read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            assert _outcome(lambda: read_c3_sources(task)) == ("evidence", [f"approvals/c3.json cannot be read: {exc}"])
+        assert read_regular(str(task / "plan.md"), 1 << 20) == (task / "plan.md").read_bytes()
+        assert _outcome(lambda: read_record_text(task)) == _text_outcome(task / "delivery" / "record.jsonl",
+                                                                         "delivery/record.jsonl")
+        expected = _text_outcome(task / "approvals" / "c3.json", "approvals/c3.json")
+        if expected[0] == "evidence":
+            assert _outcome(lambda: read_c3_sources(task)) == expected
         else:
             got_text, artifacts = read_c3_sources(task)
-            assert got_text == text and artifacts["plan.md"] == content
+            assert got_text == expected[1] and artifacts["plan.md"] == content
 
 
-def test_unreadable_places_fail_as_pathlib_does(tmp_path: Path) -> None:
-    (tmp_path / "approvals" / "c3.json").mkdir(parents=True)  # a folder where the file should be
-    (tmp_path / "delivery" / "record.jsonl").mkdir(parents=True)  # not a file: no record
-    try:
-        (tmp_path / "approvals" / "c3.json").read_text(encoding="utf-8")
-    except OSError as exc:
-        expected = [f"approvals/c3.json cannot be read: {exc}"]
-    assert _outcome(lambda: read_c3_sources(tmp_path)) == ("evidence", expected)
+def test_unreadable_places_are_refused_or_absent(tmp_path: Path) -> None:
+    (tmp_path / "approvals" / "c3.json").mkdir(parents=True)  # a folder where the file should be: refused
+    (tmp_path / "delivery" / "record.jsonl").mkdir(parents=True)  # not a file: no record (pathlib's is_file)
+    assert _outcome(lambda: read_c3_sources(tmp_path)) == (
+        "evidence", ["approvals/c3.json is refused: it is a folder, not a regular file"])
     assert read_record_text(tmp_path) is None
-    assert _outcome(lambda: read_c3_sources(tmp_path / "absent")) == _outcome(
-        lambda: read_c3_sources(Path(os.fspath(tmp_path / "absent"))))
+    with pytest.raises(OSError) as absent:  # a missing c3.json is named with pathlib's own error
+        (tmp_path / "absent" / "approvals" / "c3.json").read_text(encoding="utf-8")
+    assert _outcome(lambda: read_c3_sources(tmp_path / "absent")) == (
+        "evidence", [f"approvals/c3.json cannot be read: {absent.value}"])
     with pytest.raises(OSError):
-        read_bytes(str(tmp_path / "absent"))
+        read_regular(str(tmp_path / "absent"), 10)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd to name a pipe")
-def test_an_unsized_file_is_read_to_its_end() -> None:
-    read, write = os.pipe()  # fstat gives a pipe no size: the read goes on to end of file
-    os.write(write, b"x" * 60_000)
+def test_a_pipe_is_refused_before_it_is_opened() -> None:
+    read, write = os.pipe()  # the write end stays open: an open or a read of the pipe would wait for ever
+    try:
+        with pytest.raises(NotRegularFile, match="a FIFO"):
+            read_regular(f"/proc/self/fd/{read}", 1 << 20)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_a_file_past_its_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "sparse.json"
+    with path.open("wb") as handle:
+        handle.truncate(1 << 40)  # 1 TiB, sparse: one read of it would take all memory
+    with pytest.raises(TooLarge, match="past the bound of 1024"):
+        read_regular(str(path), 1024)
+    path.write_bytes(b"x" * 1024)
+    assert read_regular(str(path), 1024) == b"x" * 1024  # the bound itself is allowed
+
+
+@pytest.mark.skipif(not hasattr(os, "pipe") or sys.platform == "win32", reason="needs a POSIX pipe")
+def test_a_file_that_grows_past_its_bound_while_it_is_read_is_refused() -> None:
+    read, write = os.pipe()  # fstat said 10 bytes; 30 arrive: at most bound + 1 are read, then refused
+    os.write(write, b"y" * 30)
     os.close(write)
     try:
-        assert read_bytes(f"/proc/self/fd/{read}") == b"x" * 60_000
+        with pytest.raises(TooLarge):
+            read_bounded(read, 10, 20)
     finally:
         os.close(read)
 
@@ -93,8 +119,6 @@ def test_a_short_read_is_not_the_end_of_the_file() -> None:
     larger record.jsonl lost its tail; a pipe shows it with a few bytes): only an empty read is the end."""
     import fcntl
     import termios
-
-    from verigate.evidence._sources import _read_open
 
     read, write = os.pipe()
     os.write(write, b"first half ")
@@ -112,7 +136,7 @@ def test_a_short_read_is_not_the_end_of_the_file() -> None:
     writer = threading.Thread(target=rest)
     writer.start()
     try:
-        assert _read_open(read, 22) == b"first half second half"
+        assert read_bounded(read, 22, 1 << 20) == b"first half second half"
     finally:
         writer.join()
         os.close(read)

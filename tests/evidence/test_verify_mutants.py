@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence_helpers import arbiter_task, produce_kwargs, state, write_task
+from evidence_helpers import arbiter_task, assert_fullest, produce_kwargs, state, write_task
 
 from verigate._errors import EvidenceError
 from verigate.evidence import produce, verify
@@ -23,21 +23,21 @@ def _reasons(record: dict[str, Any], task: Path) -> list[str]:
     return list(caught.value.reasons)
 
 
-def test_an_unknown_top_level_key_is_named_before_the_schema_runs(complete_ev: dict[str, Any],
+def test_an_unknown_top_level_key_is_named_before_the_schema_runs(fullest_ev: dict[str, Any],
                                                                   merge_task: Path) -> None:
     # a `_` note beside it is neither unknown nor reported
-    assert _reasons({**complete_ev, "foo": 1, "_x": "note"}, merge_task) == ["未知のトップレベルキー: ['foo']"]
-    assert _reasons({**complete_ev, "foo": 1, "_b": 1}, merge_task) == ["未知のトップレベルキー: ['foo']"]
+    assert _reasons({**fullest_ev, "foo": 1, "_x": "note"}, merge_task) == ["未知のトップレベルキー: ['foo']"]
+    assert _reasons({**fullest_ev, "foo": 1, "_b": 1}, merge_task) == ["未知のトップレベルキー: ['foo']"]
 
 
-def test_each_non_string_note_is_named(complete_ev: dict[str, Any], merge_task: Path) -> None:
-    assert _reasons({**complete_ev, "_b": 1, "_a": [2], "_c": "ok"}, merge_task) == [
+def test_each_non_string_note_is_named(fullest_ev: dict[str, Any], merge_task: Path) -> None:
+    assert _reasons({**fullest_ev, "_b": 1, "_a": [2], "_c": "ok"}, merge_task) == [
         "_a: a `_` note must be a string", "_b: a `_` note must be a string"]
 
 
 def test_a_schema_violation_names_the_field_without_the_validators_data_prefix(
-        complete_ev: dict[str, Any], merge_task: Path) -> None:
-    assert _reasons({**complete_ev, "run_id": ""}, merge_task) == [
+        fullest_ev: dict[str, Any], merge_task: Path) -> None:
+    assert _reasons({**fullest_ev, "run_id": ""}, merge_task) == [
         "schema 不適合: run_id: must be longer than or equal to 1 characters"]
 
 
@@ -63,16 +63,16 @@ def test_the_producers_observation_brings_its_reductions_with_it(tmp_path: Path)
                                        "{kind: 'privacy_url_reduced', detail: 'URL を番号参照へ還元した'} が欠落"]
 
 
-def test_the_task_name_is_the_resolved_folders_through_a_link_or_a_parent_step(complete_ev: dict[str, Any],
+def test_the_task_name_is_the_resolved_folders_through_a_link_or_a_parent_step(fullest_ev: dict[str, Any],
                                                                              merge_task: Path) -> None:
     # the verifier's one-lstat shortcut for task_dir.resolve().name must give way to resolve() for these
     (merge_task.parent / "link").symlink_to(merge_task, target_is_directory=True)
-    verify(complete_ev, merge_task.parent / "link")  # complete: the link names TASK-0001
-    verify(complete_ev, merge_task / "approvals" / "..")
+    assert_fullest(fullest_ev, merge_task.parent / "link")  # the link names TASK-0001
+    assert_fullest(fullest_ev, merge_task / "approvals" / "..")
     (merge_task.parent / "TASK-0002").symlink_to(merge_task, target_is_directory=True)
-    verify(complete_ev, merge_task.parent / "TASK-0002")  # a link's own name is not the task's
+    assert_fullest(fullest_ev, merge_task.parent / "TASK-0002")  # a link's own name is not the task's
     other = merge_task.parent / "TASK-0003"
     other.mkdir()
     (other / "inner").symlink_to(merge_task, target_is_directory=True)
-    assert _reasons(complete_ev, other / "inner" / "..") == [  # the link first, then its parent
+    assert _reasons(fullest_ev, other / "inner" / "..") == [  # the link first, then its parent
         f"task_id: EV='TASK-0001' is not the task folder name {merge_task.parent.name!r}"]

@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _produce(args: argparse.Namespace) -> int:
-    from ..evidence import produce, repository_name
+    from ..evidence import produce, repository_name, write_evidence
 
     if args.out is not None and args.out.suffix != ".json":
         raise EvidenceError([f"--out {args.out.name!r}: the output must end in .json (the privacy hook scans .json)"])
@@ -65,8 +65,7 @@ def _produce(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
+        write_evidence(args.out, text)  # atomic; a link planted at --out is replaced, never followed
     return 0
 
 

@@ -22,7 +22,7 @@ from ._delivery import (
 )
 from ._harness import corpus_hash, harness_version
 from ._privacy import check_output_privacy, redact
-from ._produce import produce
+from ._produce import produce, write_evidence
 from ._producer import Injected, TaskSources, build_evidence
 from ._scrub import secret_scanner
 from ._sources import read_arbiter_records, read_c3, read_record, read_task_sources, repository_name
@@ -62,6 +62,7 @@ __all__ = [
     "to_shadow_candidate_input",
     "unavailable_paths",
     "verify",
+    "write_evidence",
 ]
 
 _present(globals(), __name__)

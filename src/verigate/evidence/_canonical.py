@@ -14,6 +14,7 @@ __all__ = [
     "TASK_ID",
     "canonical_hash",
     "dump_record",
+    "is_utc_timestamp",
     "same_json",
     "sha256_of_bytes",
 ]
@@ -22,6 +23,23 @@ ISO_UTC = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 COMMIT_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 SHA256_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 TASK_ID = re.compile(r"^TASK-[0-9]{4}$")
+
+
+#: days per month of a common year (February gains one in a leap year)
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_utc_timestamp(value: Any) -> bool:
+    """``value`` is ``YYYY-MM-DDTHH:MM:SSZ`` naming a real UTC time (a date of the proleptic Gregorian calendar from
+    year 0001, hours below 24, no leap second), as ``datetime.strptime`` reads it: the pattern alone takes
+    ``2100-13-45T99:99:99Z``, and a line break after the ``Z`` (``$`` matches before one; fullmatch does not)."""
+    if not (isinstance(value, str) and ISO_UTC.fullmatch(value)):
+        return False
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = _MONTH_DAYS[month - 1] + (month == 2 and leap) if 1 <= month <= 12 else 0
+    return year >= 1 and 1 <= day <= days and int(value[11:13]) < 24 and int(value[14:16]) < 60 \
+        and int(value[17:19]) < 60
 
 
 def canonical_hash(value: Any) -> str:

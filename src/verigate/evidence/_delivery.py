@@ -59,11 +59,31 @@ def load_entries(text: str, source: str) -> tuple[dict[str, Any], ...]:
             raise EvidenceError([f"{source}:{number}: line is not strict JSON: {exc.message}"]) from None
         if not isinstance(entry, dict):
             raise EvidenceError([f"{source}:{number}: an entry must be a JSON object"])
+        malformed = _malformed_field(entry)
+        if malformed is not None:
+            raise EvidenceError([f"{source}:{number}: {malformed} must be a string, not "
+                                 f"{_JSON_TYPES.get(type(entry[malformed]), 'a number')} (a malformed entry)"])
         if "entry_id" in entry and entry["entry_id"] != entry_id(entry):
             raise EvidenceError([f"{source}:{number}: entry_id mismatch (tamper sign): stored "
                                  f"{entry['entry_id']!r}, recomputed {entry_id(entry)}"])
         entries.append(entry)
     return tuple(entries)
+
+
+#: the JSON type names of what a non-string field holds, for the refusal (int and float: "a number")
+_JSON_TYPES: dict[type, str] = {list: "an array", dict: "an object", bool: "a boolean", type(None): "null"}
+
+
+def _malformed_field(entry: Entry) -> str | None:
+    """The field that makes ``entry`` malformed, if any: ``kind`` (any entry) and a receipt's or intent's
+    ``action_kind`` are strings wherever they are present. The derivations look both up in sets of names, where
+    an array or an object would raise TypeError (exit 2, "the check never ran") instead of a rejection. A
+    missing kind stays valid: the format reads it as the unknown kind "None"."""
+    if "kind" in entry and type(entry["kind"]) is not str:
+        return "kind"
+    if entry.get("kind") in ("receipt", "intent") and "action_kind" in entry and type(entry["action_kind"]) is not str:
+        return "action_kind"
+    return None
 
 
 def unknown_kinds(entries: Sequence[Entry]) -> list[str]:

@@ -1,4 +1,5 @@
-"""produce(): read a task folder through the source readers, then run the pure producer."""
+"""produce(): read a task folder through the source readers, then run the pure producer; write_evidence(): its
+output to a file, atomically."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .._fileio import replace_file
 from ._canonical import dump_record
 from ._producer import Injected, build_evidence
 from ._sources import read_task_sources
 
-__all__ = ["produce"]
+__all__ = ["produce", "write_evidence"]
 
 
 def produce(
@@ -36,3 +38,12 @@ def produce(
                         pr_number=pr_number, routing_decisions=routing_decisions, observation=observation,
                         cause_hypothesis=cause_hypothesis, evidence_refs=tuple(evidence_refs))
     return dump_record(build_evidence(sources, injected))
+
+
+def write_evidence(out: str | Path, text: str) -> None:
+    """Write the EV text to ``out`` (its folder created): a temporary file beside it, renamed over it. A reader
+    sees the old EV or the new one, never half of one, and a link planted at ``out`` is replaced by the file,
+    never followed to overwrite what it points to (raises OSError)."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, text.encode("utf-8"))

@@ -12,7 +12,7 @@ from .._errors import EvidenceError
 from ..redact._base import Redactor
 from ._arbiter import records_for_run
 from ._c3 import check_c3
-from ._canonical import ISO_UTC, SHA256_HASH
+from ._canonical import SHA256_HASH, is_utc_timestamp
 from ._delivery import (
     UNAVAILABLE,
     derive_delivery_fields,
@@ -30,7 +30,9 @@ from ._privacy import (
 )
 
 __all__ = [
+    "ALWAYS_UNAVAILABLE",
     "HARNESS_KEYS",
+    "INJECTABLE",
     "INJECTED_VALUE",
     "PHASE_ONE_FIXED",
     "SCHEMA_VERSION",
@@ -51,6 +53,11 @@ DRIFT_UNCHECKED: Escalation = (
 )
 #: fields with no source in Phase 1: "unavailable" unless a caller injected them (seed §5-1 (a))
 PHASE_ONE_FIXED = ("cost_metrics", "replan_count", "routing_decisions")
+#: the only Phase-1-fixed field the producer can inject (--routing-decisions)
+INJECTABLE = ("routing_decisions",)
+#: the Phase-1-fixed fields the producer always writes as "unavailable" (format §4.2 #15, #19): no flag sets them,
+#: so an EV with a value there was not written by this producer, and a Phase 1 EV is never complete
+ALWAYS_UNAVAILABLE = tuple(field for field in PHASE_ONE_FIXED if field not in INJECTABLE)
 #: the escalation kind that records an injected Phase-1-fixed field (detail: the field name), so a verifier can
 #: tell an injected value from a forged one that replaced "unavailable"
 INJECTED_VALUE = "injected_value"
@@ -129,16 +136,15 @@ def check_harness_version(start: Any, end: Any) -> tuple[Any, list[str], list[Es
 def timestamp_order_error(started_at: Any, completed_at: Any) -> str | None:
     """Why a run cannot have started at ``started_at`` and completed at ``completed_at`` (None when it can)."""
     # both are fixed-width YYYY-MM-DDTHH:MM:SSZ, so text order is time order
-    if isinstance(started_at, str) and isinstance(completed_at, str) and ISO_UTC.match(started_at) \
-            and ISO_UTC.match(completed_at) and started_at > completed_at:
+    if is_utc_timestamp(started_at) and is_utc_timestamp(completed_at) and started_at > completed_at:
         return f"started_at {started_at} is after completed_at {completed_at}"
     return None
 
 
 def _injected_errors(injected: Injected) -> list[str]:
-    errors = [f"{flag} is required and must be YYYY-MM-DDTHH:MM:SSZ (fail-closed)"
+    errors = [f"{flag} is required and must be a real UTC time YYYY-MM-DDTHH:MM:SSZ (fail-closed), got {value!r}"
               for flag, value in (("--now", injected.now), ("--started-at", injected.started_at))
-              if not (isinstance(value, str) and ISO_UTC.match(value))]
+              if not is_utc_timestamp(value)]
     order = timestamp_order_error(injected.started_at, injected.now)
     if order is not None:
         errors.append(f"--started-at / --now: {order}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import attrs
 
 from .._errors import SchemaError
+from ._files import MAX_JSON_BYTES, RefusedFile, read_regular
 
 __all__ = ["ENFORCED_KEYWORDS", "SCHEMA_NAME", "EvidenceSchema", "load_evidence_schema"]
 
@@ -67,8 +69,10 @@ def _load(schema_path: Path | None) -> EvidenceSchema:
         except (OSError, UnicodeDecodeError, ValueError, SchemaError) as exc:
             raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
         return _checked(definition)
-    try:
-        text = schema_path.read_text(encoding="utf-8")
+    try:  # the bounded reader: a FIFO or /dev/zero given as --schema must not hang or exhaust the verifier
+        text = read_regular(os.fspath(schema_path), MAX_JSON_BYTES).decode("utf-8")
+    except RefusedFile as exc:
+        raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc.reason}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SchemaError(f"schema を読めないため検査を実行していない（{SCHEMA_NAME}）: {exc}") from exc
     # the file is read on every call (it may change); the same text is parsed, checked and compiled once

@@ -1,17 +1,13 @@
 """Source readers: the only place the producer's inputs are read from disk (task folder and runs folder).
 
-The verifier reads eight files per EV (the EV, c3.json, the six Plan Package artifacts, record.jsonl), so they are
-read through os on str paths with one ``os.read`` each: Path objects and buffered file objects cost more than
-reading the files. Each fast read answers exactly as the pathlib read it replaces (the same bytes, the same text,
-universal newlines included); on any error the pathlib read runs instead, so every error and its message stay
-the same."""
+Every file goes through ``_files``' bounded reader: a regular file only, within its size bound, never a wait (the
+verifier reads eight files per EV, each with one stat, one open and one ``os.read`` on a str path). Text is read
+as pathlib's text mode reads it: UTF-8, universal newlines."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +15,22 @@ from .. import _json as strict_json
 from .._errors import EvidenceError, InputError
 from ._c3 import ARTIFACTS, parse_c3
 from ._delivery import load_entries
+from ._files import (
+    MAX_ARTIFACT_BYTES,
+    MAX_JSON_BYTES,
+    MAX_RECORD_BYTES,
+    MAX_RUNS_BYTES,
+    RefusedFile,
+    read_if_file,
+    read_input,
+    read_regular,
+    utf8_text,
+)
 from ._producer import TaskSources
 from ._scrub import secret_scanner
 
 __all__ = [
     "read_arbiter_records",
-    "read_bytes",
     "read_c3",
     "read_c3_sources",
     "read_record",
@@ -63,70 +69,9 @@ def read_c3_sources(task_dir: Path) -> tuple[str, dict[str, bytes | None]]:
 
     The artifacts are read only once c3.json could be read, as ``read_c3`` always did."""
     folder = os.fspath(task_dir)
-    text = _fast_text(os.path.join(folder, "approvals", "c3.json"))
-    if text is None:
-        try:
-            text = (task_dir / "approvals" / "c3.json").read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EvidenceError([f"approvals/c3.json cannot be read: {exc}"]) from exc
-    return text, {name: _regular_file_bytes(os.path.join(folder, name)) for name in ARTIFACTS}
-
-
-def _read_open(fd: int, size: int) -> bytes:
-    """The rest of the open file ``fd``, expected to hold ``size`` bytes (one read when it does; a file that grew
-    meanwhile is read to its end, as ``read()`` does). A shorter read is not the end: a read may stop early
-    (Linux gives at most 2 GiB - 4 KiB at once), so reading goes on until a read is empty."""
-    data = os.read(fd, size + 1)
-    if len(data) == size:
-        return data
-    chunks = [data]
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-def read_bytes(path: str) -> bytes:
-    """``Path(path).read_bytes()`` of a regular file without a Path or a buffered file object (raises OSError, but
-    not always pathlib's: a folder opens and fails at the read, so a caller wanting pathlib's error reads again)."""
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        return _read_open(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
-
-
-def _fast_text(path: str) -> str | None:
-    """``Path(path).read_text(encoding="utf-8")`` (universal newlines: CR LF and a lone CR read as LF), or
-    None on any error, for the caller to read again with pathlib and raise exactly its error."""
-    try:
-        text = read_bytes(path).decode("utf-8")
-    except (OSError, ValueError):
-        return None
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-#: the errors for which Path.is_file() answers False instead of raising (pathlib's own lists, Python 3.11)
-_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
-_ABSENT_WINDOWS = frozenset({21, 123, 1921})
-
-
-def _regular_file_bytes(path: str) -> bytes | None:
-    """``Path(path).read_bytes() if Path(path).is_file() else None`` with one stat and no Path per file (the
-    verifier reads six artifacts per EV): the same answers, raising where ``is_file`` raises."""
-    try:
-        is_file = stat.S_ISREG(os.stat(path).st_mode)
-    except OSError as exc:
-        if exc.errno not in _ABSENT and getattr(exc, "winerror", None) not in _ABSENT_WINDOWS:
-            raise
-        is_file = False
-    except ValueError:  # a path the OS cannot take (an embedded NUL): is_file answers False
-        is_file = False
-    if not is_file:
-        return None
-    return read_bytes(path)
+    data = read_input(os.path.join(folder, "approvals", "c3.json"), "approvals/c3.json", MAX_JSON_BYTES)
+    text = utf8_text(data, "approvals/c3.json")
+    return text, {name: read_if_file(os.path.join(folder, name), name, MAX_ARTIFACT_BYTES) for name in ARTIFACTS}
 
 
 def read_record(task_dir: Path) -> tuple[tuple[dict[str, Any], ...], bool]:
@@ -138,37 +83,34 @@ def read_record(task_dir: Path) -> tuple[tuple[dict[str, Any], ...], bool]:
 
 
 def read_record_text(task_dir: Path) -> str | None:
-    """delivery/record.jsonl's text, undecoded; None when it is not a file."""
-    fast = os.path.join(os.fspath(task_dir), "delivery", "record.jsonl")
-    try:
-        is_file = stat.S_ISREG(os.stat(fast).st_mode)
-    except (OSError, ValueError):
-        is_file = None  # pathlib decides below, with its own error handling
-    if is_file is False:
-        return None
-    text = _fast_text(fast) if is_file else None
-    if text is not None:
-        return text
-    path = task_dir / "delivery" / "record.jsonl"
-    if not path.is_file():
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvidenceError([f"delivery/record.jsonl cannot be read: {exc}"]) from exc
+    """delivery/record.jsonl's text, unparsed; None when it is not a regular file (the format: no record)."""
+    data = read_if_file(os.path.join(os.fspath(task_dir), "delivery", "record.jsonl"), "delivery/record.jsonl",
+                        MAX_RECORD_BYTES)
+    return None if data is None else utf8_text(data, "delivery/record.jsonl")
 
 
 def read_arbiter_records(runs_dir: Path | None) -> tuple[Any, ...]:
-    """Every parseable ``*.json`` in the runs folder, by file name; unparseable files are skipped."""
+    """Every parseable ``*.json`` in the runs folder, by file name; unreadable or unparseable files are skipped, but
+    one that is not a regular file or is past its bound, or all of them together past theirs, is refused."""
     if runs_dir is None:
         return ()
     if not runs_dir.is_dir():
         raise EvidenceError([f"--runs-dir {runs_dir.name!r} is not a directory"])
     records: list[Any] = []
+    total = 0
     for path in sorted(runs_dir.glob("*.json")):
         try:
-            records.append(strict_json.loads(path.read_bytes(), max_chars=strict_json.MAX_RECORD_CHARS))
-        except (OSError, strict_json.StrictJSONError):  # not a record this verifier can trust to mean one thing
+            data = read_regular(os.fspath(path), MAX_JSON_BYTES)
+        except RefusedFile as exc:  # a FIFO, a device or a huge file is not skipped: it is planted, not stale
+            raise EvidenceError([f"--runs-dir {path.name!r} is refused: {exc.reason}"]) from None
+        except (OSError, ValueError):  # gone or unreadable since the listing: not a record, as a broken one
+            continue
+        total += len(data)
+        if total > MAX_RUNS_BYTES:
+            raise EvidenceError([f"--runs-dir: its *.json files hold more than {MAX_RUNS_BYTES} bytes together"])
+        try:
+            records.append(strict_json.loads(data, max_chars=strict_json.MAX_RECORD_CHARS))
+        except strict_json.StrictJSONError:  # not a record this verifier can trust to mean one thing
             continue
     return tuple(records)
 

@@ -14,13 +14,15 @@ from .. import _json as strict_json
 from .._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError
 from .._schema_errors import schema_failure
 from ._arbiter import is_arbiter_record, records_for_run
-from ._canonical import same_json
+from ._canonical import is_utc_timestamp, same_json
 from ._delivery import UNAVAILABLE, derive_quality_metrics
+from ._files import MAX_JSON_BYTES, read_input
 from ._folder import C3Facts, c3_facts, record_facts
 from ._privacy import Escalation, check_output_privacy, evidence_ref_error, scrub_reasons, texts_of
 from ._producer import (
+    ALWAYS_UNAVAILABLE,
+    INJECTABLE,
     INJECTED_VALUE,
-    PHASE_ONE_FIXED,
     SCHEMA_VERSION,
     derive_human_interventions,
     derive_observation,
@@ -29,7 +31,7 @@ from ._producer import (
 )
 from ._schema import EvidenceSchema, load_evidence_schema
 from ._scrub import secret_scanner
-from ._sources import read_arbiter_records, read_bytes
+from ._sources import read_arbiter_records
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -105,19 +107,27 @@ def _escalations(record: Mapping[str, Any]) -> list[Escalation]:
 
 
 def _injection_errors(record: Mapping[str, Any]) -> list[str]:
-    """A Phase-1-fixed field holds a value only when the EV records that it was injected, and vice versa."""
+    """What the producer can write in the Phase-1-fixed fields: replan_count and cost_metrics only "unavailable"
+    (no flag sets them), routing_decisions a value only with its injection record and vice versa, and an injection
+    record for no other field. Without this an EV edited alone could fill them in and verify as complete."""
     injected = {detail for kind, detail in _escalations(record) if kind == INJECTED_VALUE}
-    errors = [f"{field}: EV={record[field]!r} だが Phase 1 に供給元がなく注入の記録（{INJECTED_VALUE}）もない"
-              for field in PHASE_ONE_FIXED if record[field] != UNAVAILABLE and field not in injected]
-    errors += [f"escalation: {INJECTED_VALUE} {field!r} は注入できる Phase-1 固定フィールドではないか値が unavailable"
-               for field in sorted(injected) if field not in PHASE_ONE_FIXED or record[field] == UNAVAILABLE]
+    errors = [f"{field}: EV={record[field]!r}, but Phase 1 has no source for it and the producer cannot inject it: "
+              f"it is always 'unavailable'" for field in ALWAYS_UNAVAILABLE if record[field] != UNAVAILABLE]
+    errors += [f"{field}: EV={record[field]!r} だが Phase 1 に供給元がなく注入の記録（{INJECTED_VALUE}）もない"
+               for field in INJECTABLE if record[field] != UNAVAILABLE and field not in injected]
+    errors += [f"escalation: {INJECTED_VALUE} {field!r}: the producer injects only {list(INJECTABLE)}, and only "
+               "a value, never 'unavailable'" for field in sorted(injected)
+               if field not in INJECTABLE or record[field] == UNAVAILABLE]
     return errors
 
 
 def _injected_field_errors(record: Mapping[str, Any]) -> list[str]:
-    """The checks an injected value can still be held to: time order, repo-relative refs, injection records."""
-    errors = [f"started_at: {order}" for order in [timestamp_order_error(record["started_at"],
-                                                                          record["completed_at"])] if order]
+    """The checks an injected value can still be held to: real times in order, repo-relative refs, injection
+    records."""
+    errors = [f"{key}: {record[key]!r} is not a real UTC time YYYY-MM-DDTHH:MM:SSZ"
+              for key in ("started_at", "completed_at") if not is_utc_timestamp(record[key])]
+    errors += [f"started_at: {order}" for order in [timestamp_order_error(record["started_at"],
+                                                                           record["completed_at"])] if order]
     errors += [f"evidence_refs[{index}]: {reason}" for index, ref in enumerate(record["evidence_refs"])
                for reason in [evidence_ref_error(ref)] if reason]
     escalations = _escalations(record)
@@ -269,14 +279,9 @@ def verify(ev: str | Path | Mapping[str, Any], task_dir: str | Path, *, schema_p
     if isinstance(ev, Mapping):
         record: Any = dict(ev)
     else:
+        data = read_input(os.fspath(ev), "the EV file", MAX_JSON_BYTES)
         try:
-            try:
-                data = read_bytes(os.fspath(ev))
-            except OSError:  # read again with pathlib, for its own error
-                data = Path(ev).read_bytes()
             record = strict_json.loads(data, max_chars=strict_json.MAX_RECORD_CHARS)
-        except OSError as exc:
-            raise EvidenceError([f"the EV file cannot be read: {exc}"]) from exc
         except strict_json.StrictJSONError as exc:  # a repeated key would let two readers see two records
             raise EvidenceError([f"the EV is not strict JSON: {exc.message}"]) from None
     schema = load_evidence_schema(Path(schema_path) if schema_path is not None else None)

@@ -1,0 +1,149 @@
+"""Bounded reads of every file produce and verify take from outside the process: the EV, the task folder's files,
+the arbiter records and a ``--schema`` file. Only a regular file is read, only up to its size bound, never waiting.
+
+Whoever writes a task folder can put a FIFO where a file is expected (an open that waits forever for a writer), a
+link to /dev/zero (a read that never ends) or a sparse file of many GiB (one read that takes all memory). So a
+file is checked with stat before it is opened (a device or FIFO is never opened), opened with O_NONBLOCK (a FIFO
+swapped in after that stat opens at once instead of waiting), checked again on the open descriptor (the file
+actually read), refused when fstat gives a size past the bound, and read for at most bound + 1 bytes (a file
+that grows while it is read is refused too). Links are followed, as the readers always did: a task folder or
+an artifact may be a link, and what it names is held to the same rules.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from .. import _json as strict_json
+from .._errors import EvidenceError
+
+__all__ = [
+    "MAX_ARTIFACT_BYTES",
+    "MAX_JSON_BYTES",
+    "MAX_RECORD_BYTES",
+    "MAX_RUNS_BYTES",
+    "NotRegularFile",
+    "RefusedFile",
+    "TooLarge",
+    "read_if_file",
+    "read_input",
+    "read_regular",
+    "utf8_text",
+]
+
+#: one JSON document (the EV, c3.json, one arbiter record, a --schema file): the strict reader's own bound
+MAX_JSON_BYTES = strict_json.MAX_RECORD_CHARS
+#: delivery/record.jsonl, append-only (each line is bounded again by the strict reader)
+MAX_RECORD_BYTES = strict_json.DEFAULT_MAX_CHARS
+#: one Plan Package artifact (markdown): far past any real one
+MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+#: every *.json of a runs folder together: the records are all held in memory at once
+MAX_RUNS_BYTES = 64 * 1024 * 1024
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
+#: the errors for which pathlib's is_file() answers False instead of raising (absent, or a path through a file)
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+_ABSENT_WINDOWS = frozenset({21, 123, 1921})
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class RefusedFile(Exception):
+    """A file the readers will not read (a refusal of the input, not an I/O failure); ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotRegularFile(RefusedFile):
+    """The path names something other than a regular file (a folder, a FIFO, a device, a socket)."""
+
+
+class TooLarge(RefusedFile):
+    """The file holds more bytes than its bound."""
+
+
+def _regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "something else")
+        raise NotRegularFile(f"it is {kind}, not a regular file")
+
+
+def _within(size: int, limit: int) -> None:
+    if size > limit:
+        raise TooLarge(f"it holds {size} bytes, past the bound of {limit}")
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (links followed), at most ``limit`` of them. Raises NotRegularFile,
+    TooLarge, or OSError / ValueError (no such file, no permission, a NUL in the path) as os does."""
+    # os on a str path, as the readers always read (a Path per file costs the verifier more than the read);
+    # before the open: a device or FIFO is never opened
+    _regular(os.stat(path).st_mode)  # noqa: PTH116
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        status = os.fstat(fd)  # what was opened, which may not be what was stat'ed a moment ago
+        _regular(status.st_mode)
+        _within(status.st_size, limit)
+        return read_bounded(fd, status.st_size, limit)
+    finally:
+        os.close(fd)
+
+
+def read_bounded(fd: int, size: int, limit: int) -> bytes:
+    """The rest of the open file ``fd``, expected to hold ``size`` bytes, refused (TooLarge) past ``limit``.
+
+    One read when the file holds what fstat gave. A shorter read is not the end (a read may stop early: Linux
+    gives at most 2 GiB - 4 KiB at once), and a file that grew is read on, so reading goes on until a read is
+    empty, never asking for more than ``limit`` + 1 bytes in all."""
+    data = os.read(fd, min(size, limit) + 1)
+    if len(data) == size:
+        return data
+    chunks, total = [data], len(data)
+    while total <= limit:
+        chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+    raise TooLarge(f"it holds more than {limit} bytes, past its bound")
+
+
+def read_input(path: str, label: str, limit: int) -> bytes:
+    """``read_regular`` for a file that must be there: every failure is an EvidenceError (exit 1) naming ``label``."""
+    try:
+        return read_regular(path, limit)
+    except RefusedFile as exc:
+        raise EvidenceError([f"{label} is refused: {exc.reason}"]) from None
+    except (OSError, ValueError) as exc:
+        raise EvidenceError([f"{label} cannot be read: {exc}"]) from None
+
+
+def read_if_file(path: str, label: str, limit: int) -> bytes | None:
+    """``read_input`` for a file that may be absent: None when ``path`` is not a regular file (absent, a folder, a
+    FIFO, a device), as pathlib's ``is_file()`` answers; a file past its bound or unreadable is an EvidenceError."""
+    try:
+        return read_regular(path, limit)
+    except NotRegularFile:
+        return None
+    except TooLarge as exc:
+        raise EvidenceError([f"{label} is refused: {exc.reason}"]) from None
+    except OSError as exc:
+        if exc.errno in _ABSENT or getattr(exc, "winerror", None) in _ABSENT_WINDOWS:
+            return None
+        raise EvidenceError([f"{label} cannot be read: {exc}"]) from None
+    except ValueError:  # a path the OS cannot take (an embedded NUL): is_file() answers False
+        return None
+
+
+def utf8_text(data: bytes, label: str) -> str:
+    """``data`` as UTF-8 text with universal newlines (CR LF and a lone CR read as LF, as text mode reads them)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EvidenceError([f"{label} cannot be read: {exc}"]) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
