@@ -53,15 +53,26 @@ def unavailable_paths(value: Any, path: str = "") -> list[str]:
 
 
 def _unavailable_paths(value: Any, path: str) -> list[str]:
+    # one walk and one sort: a path is built only for a container or an "unavailable" (the partial verdict of
+    # every Phase 1 EV comes through here)
+    if isinstance(value, str):
+        return [path or "<root>"] if value == UNAVAILABLE else []
     found: set[str] = set()
-    if value == UNAVAILABLE and isinstance(value, str):
-        found.add(path or "<root>")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            found.update(_unavailable_paths(item, f"{path}.{key}" if path else str(key)))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found.update(_unavailable_paths(item, f"{path}[{index}]"))
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in children:
+            if isinstance(child, str):
+                if child != UNAVAILABLE:
+                    continue
+            elif not isinstance(child, (dict, list)):
+                continue
+            child_path = f"{where}[{key}]" if isinstance(node, list) else f"{where}.{key}" if where else str(key)
+            if isinstance(child, str):
+                found.add(child_path)
+            else:
+                stack.append((child, child_path))
     return sorted(found)
 
 
