@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,10 +60,19 @@ def _text(hook_input: Mapping[str, Any], field: str) -> str:
     return value
 
 
+def _is_file(path: str) -> bool:
+    """Whether the full check takes ``path`` as a configuration file (a regular file; a folder is none). Any
+    error but absence propagates: the full check then decides, as it fails on it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)  # noqa: PTH116  # os: see the imports
+    except FileNotFoundError:
+        return False
+
+
 def _settings(project: str, state_dir: str) -> tuple[Mode, tuple[str, ...], str, str]:
     """Mode, blocked tools, hardening and the configuration file they came from ("" for none)."""
     candidates = config_candidates(project)
-    found = [path for path in candidates if os.path.isfile(path)]  # noqa: PTH113  # as the full check picks it
+    found = [path for path in candidates if _is_file(path)]
     hardening: str
     if not found:
         mode, blocked, hardening, config = DEFAULT_MODE, DEFAULT_BLOCKED_TOOLS, DEFAULT_HARDENING, ""
