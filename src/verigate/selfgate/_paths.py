@@ -85,6 +85,19 @@ def _checkable(path: str, cwd: str) -> str | None:
     return collapsed if len(collapsed) <= PATH_MAX else None
 
 
+def _candidates(path: str, cwd: str) -> Iterator[str]:
+    """Each reading of ``path`` that names a file (``_readings``, ``_checkable``), normalised; one that cannot be
+    resolved names none."""
+    for reading in _readings(path):
+        checkable = _checkable(reading, cwd)
+        if checkable is None:
+            continue
+        try:
+            yield normal(checkable, cwd)
+        except (OSError, ValueError):
+            continue
+
+
 def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part]
 
@@ -138,14 +151,7 @@ class Paths:
         return self._hits[key]
 
     def _hit(self, path: str, cwd: str) -> str | None:
-        for reading in _readings(path):
-            checkable = _checkable(reading, cwd)
-            if checkable is None:
-                continue
-            try:
-                candidate = normal(checkable, cwd)
-            except (OSError, ValueError):
-                continue
+        for candidate in _candidates(path, cwd):
             for protected, target in self.targets:
                 if self._covers(protected, target, candidate):
                     return target.label
@@ -166,16 +172,10 @@ class Paths:
 
     def ancestor(self, path: str, cwd: str) -> str | None:
         """The label of a protected target at or under ``path`` (``rm -rf .`` removes ``.verigate/`` too)."""
-        for reading in _readings(path):
-            checkable = _checkable(reading, cwd)
-            if checkable is None:
-                continue
-            try:
-                candidate = normal(checkable, cwd).rstrip(os.sep) + os.sep
-            except (OSError, ValueError):
-                continue
+        for candidate in _candidates(path, cwd):
+            folder = candidate.rstrip(os.sep) + os.sep
             for protected, target in self.targets:
-                if (protected + os.sep).startswith(candidate):
+                if (protected + os.sep).startswith(folder):
                     return target.label
         return None
 
