@@ -69,6 +69,14 @@ DENIED = [
     ("Bash", {"command": ["bash", "-lc", "cp /tmp/x hooks.json"], "workdir": "~/.codex"}),
     # more values than the check reads: refused, never read in part
     ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
+    # ... counting a diff's headers and the strings of JSON given as a string, which one value may hold by the
+    # thousand, and a JSON-like text too long to read
+    ("mcp__diff__apply_diff", {"diff": "--- a/src/x.py\n+++ b/src/x.py\n" * 50_001}),
+    ("mcp__proxy__call_tool", {"arguments": "[" + ",".join(['"src/x.py"'] * 100_001) + "]"}),
+    ("mcp__proxy__call_tool", {"arguments": "{" + " " * (8 << 20) + "}"}),
+    # a working folder no file system can hold: Codex could not run in it, and no path is checkable against it
+    ("Bash", {"cmd": "pytest -q", "workdir": "sub\x00dir"}),
+    ("Bash", {"cmd": "pytest -q", "workdir": "~\ud800/x"}),
 ]
 ALLOWED = [
     ("Write", {"file_path": "src/app.py", "content": "x"}),
@@ -83,6 +91,11 @@ ALLOWED = [
     ("mcp__files__write_file", {"path": "docs/a.md", "content": "---\ntitle: verigate.yaml notes\n---\n"}),
     ("mcp__proxy__call_tool", {"arguments": '{"path": "src/app.py", "content": "x"}'}),
     ("Bash", {"cmd": "pytest -q", "workdir": "sub"}),
+    # a path no file system can hold names no protected file, however it is spelt (``~`` with an unencodable
+    # user name, longer than PATH_MAX until collapsed): an answer, not an exception
+    ("mcp__files__write_file", {"path": "~\ud800/" + "./" * 3000 + "notes.md", "content": "x"}),
+    ("Write", {"file_path": "~\ud800/" + "./" * 3000 + "notes.md", "content": "x"}),
+    ("mcp__diff__apply_diff", {"diff": "--- a/src/x.py\n+++ b/src/x.py\n" * 1_000}),
 ]
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tripwire_attacks import PROTECTED_FILES, Project, project
+
+from verigate.selfgate._paths import Paths
 
 __all__ = ["project"]  # the fixture, imported to be used here
 
@@ -74,3 +77,26 @@ def test_every_spelling_of_a_protected_path_is_denied(project: Project, case: tu
     assert protected in seen, (word, seen)  # the oracle: bash reads this spelling as the protected file
     command = template.format(word)
     assert project.check("Bash", {"command": command}) is not None, command
+
+
+def _escaped(part: str) -> str:
+    """A path component as an fnmatch pattern matching only itself (the oracle's own spelling)."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in part)
+
+
+@st.composite
+def tails(draw: st.DrawFn, project: Project) -> list[str]:
+    """Relative tails built from the protected paths' own components, a few foreign ones and glob characters."""
+    pieces = sorted({part for target in project.protected.targets for part in Path(target.path).parts[1:]})
+    return draw(st.lists(st.sampled_from([*pieces, "x", "sub", "settings.local.json", "a*b", "[x]", "s.jsonl"]),
+                         min_size=1, max_size=6))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_literal_tail_matches_as_its_escaped_pattern_does(project: Project, data: st.DataObject) -> None:
+    # the literal tail check is set lookups; the oracle matches the same components as fnmatch patterns that
+    # match only themselves, the way the check did before
+    parts = data.draw(tails(project))
+    paths = Paths(project.protected.targets)
+    assert paths._literal_match(parts) == paths.names_match([_escaped(part) for part in parts], anchored=False)

@@ -15,7 +15,10 @@ __all__ = ["project"]  # the fixture, imported to be used here
 SHELL = st.lists(st.sampled_from([*" \t\n;&|<>(){}[]*?,.'\"\\$`~=!#%-/0129abcx",
     "verigate", "selfgate", "gate", "close", ".verigate", "self-gates.jsonl", "$'\\x2e'", "$(", "${", "<<EOF\n",
     "\nEOF\n", "{a..c}", "cd ", "printf ", "echo ", "bash -c ", "\\\n", "\x00", "\udcff"]), max_size=40).map("".join)
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+#: strings no file system can hold (a NUL byte, a lone surrogate), after ``~`` and past PATH_MAX until collapsed
+UNNAMEABLE = st.sampled_from(["~\ud800/x", "~a\x00/x", "\ud800", "~\ud800/" + "./" * 2100 + "x", "a\x00b"])
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
+                    | UNNAMEABLE,
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
                     max_leaves=20)
 
@@ -38,7 +41,7 @@ def test_any_command_gets_an_answer(project: Project, command: str) -> None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["Bash", "Write", "apply_patch", "mcp__fs__write_file", "shell", "Read"]),
-       st.dictionaries(st.sampled_from(["command", "cmd", "path", "file_path", "input", "patch", "x"]), JSON,
+       st.dictionaries(st.sampled_from(["command", "cmd", "path", "file_path", "input", "patch", "workdir", "x"]), JSON,
                        max_size=4))
 def test_any_tool_input_gets_an_answer(project: Project, tool: str, tool_input: dict[str, Any]) -> None:
     answer = project.check(tool, tool_input)

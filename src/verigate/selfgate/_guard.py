@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ._paths import Paths
+from ._paths import Paths, nameable
 from ._paths import Target as _Target
 
 __all__ = ["FILE_TOOLS", "MAX_COMMAND_CHARS", "READ_ONLY_TOOLS", "TRIMMED", "Protected", "protected_for",
@@ -44,8 +44,9 @@ _DIFF_PATH = r"(?m)^[^\S\n]*(?:\+\+\+|---)[^\S\n]+([^\t\n]+)"
 #: is linear; a regex ``\s+$`` would be quadratic in a long run of blanks
 TRIMMED = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
            "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
-#: a string input longer than this is not read as JSON holding further inputs (a proxy tool's ``arguments``)
-_JSON_TEXT_MAX = 1 << 20
+#: a string input that looks like JSON (a proxy tool's ``arguments``) and is longer than this (the hook's own
+#: stdin bound) is refused: it is read as JSON holding further inputs, and a longer one is too long to read
+_JSON_TEXT_MAX = 8 << 20
 #: longest close phrase worth checking: anything longer is not a whole close phrase
 _CLOSE_PHRASE_MAX = 120
 #: strings and containers walked at most
@@ -111,7 +112,8 @@ def protected_for(project_dir: str, store_paths: Sequence[str | os.PathLike[str]
 
 
 class _TooMany(Exception):
-    """A tool input with more values than the check reads: refused, never read in part."""
+    """A tool input with more values than the check reads, or a JSON text too long to read: refused, never read
+    in part. The message says which."""
 
 
 def _strings(value: Any) -> list[str]:
@@ -122,7 +124,7 @@ def _strings(value: Any) -> list[str]:
         item = stack.pop()
         seen += 1
         if seen > _STRINGS_MAX:
-            raise _TooMany
+            raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
         if isinstance(item, str):
             found.append(item)
         elif isinstance(item, Mapping):
@@ -188,8 +190,10 @@ def _embedded_strings(text: str) -> list[str]:
     """The strings of a JSON object or array given as a string (a proxy tool's ``arguments``), else none; what
     cannot be parsed as JSON holds none. Bounded like the input itself."""
     stripped = text.strip()
-    if stripped[:1] not in ("{", "[") or len(stripped) > _JSON_TEXT_MAX:
+    if stripped[:1] not in ("{", "["):
         return []
+    if len(stripped) > _JSON_TEXT_MAX:
+        raise _TooMany(f"holds a JSON-like text of more than {_JSON_TEXT_MAX:,} characters")
     import json
 
     try:  # every pair kept: a key given twice hides no value (the tool may read either)
@@ -201,14 +205,23 @@ def _embedded_strings(text: str) -> list[str]:
 
 def _named_paths(strings: Sequence[str]) -> Iterator[str]:
     """The paths a non-file tool's string inputs may name: each string, a diff's headers, and the same for the
-    strings of JSON given as a string, to three levels."""
-    level = list(strings)
+    strings of JSON given as a string, to three levels. A diff's header and an embedded string count as values
+    towards ``_STRINGS_MAX`` (``_TooMany`` past it), like the input's own strings: one input value may hold many."""
+    level, counted = list(strings), len(strings)
     for _ in range(3):
         inner: list[str] = []
         for text in level:
             yield from _path_forms(text)
-            yield from _diff_paths(text)
-            inner += _embedded_strings(text)
+            for path in _diff_paths(text):
+                counted += 1
+                if counted > _STRINGS_MAX:
+                    raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
+                yield path
+            embedded = _embedded_strings(text)
+            counted += len(embedded)
+            if counted > _STRINGS_MAX:
+                raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
+            inner += embedded
         level = inner
 
 
@@ -218,9 +231,8 @@ def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected
     ``max_command`` (None: no bound) is for tests that time the check itself."""
     try:
         return _violation(tool_name, tool_input, cwd, protected, is_close_phrase, max_command)
-    except _TooMany:
-        return (f"the {tool_name} input holds more than {_STRINGS_MAX:,} values: too many to check; split the "
-                "call")
+    except _TooMany as exc:
+        return f"the {tool_name} input {exc}: too much to check; split the call"
 
 
 def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
@@ -231,6 +243,8 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
     # a relative path is resolved against the hook's cwd, and against a shell tool's own working folder (Codex's
     # ``workdir``) when it names one: both are checked
     workdir = tool_input.get("workdir")
+    if isinstance(workdir, str) and not nameable(workdir):
+        return f"the {tool_name} workdir {workdir!r} names no folder (a NUL byte or an unencodable character)"
     cwds = [cwd, *([os.path.join(cwd, os.path.expanduser(workdir))] if isinstance(workdir, str) and workdir else [])]
 
     def hit(path: str) -> str | None:

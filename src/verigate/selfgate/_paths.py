@@ -15,7 +15,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "normal"]
+__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "nameable", "normal"]
 
 #: directory entries a check may list while resolving globs, and distinct patterns it may resolve
 GLOB_ENTRIES = 20_000
@@ -56,6 +56,26 @@ def folds_case(folder: str) -> bool:
         return False
 
 
+def nameable(path: str) -> bool:
+    """Whether a file system can hold this name: no NUL byte, and every character encodable (a lone surrogate is
+    not). ``os`` raises ``ValueError`` on any other, and ``~name`` expansion does too."""
+    if "\x00" in path:
+        return False
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        return False
+    return True
+
+
+def _absolute(path: str, cwd: str) -> str | None:
+    """``path`` joined to ``cwd`` with ``~`` expanded and collapsed (``os.path.normpath``); None when either names
+    no file."""
+    if not (nameable(path) and nameable(cwd)):
+        return None
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
 def normal(path: str, cwd: str) -> str:
     """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
     resolved = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
@@ -77,12 +97,12 @@ def _checkable(path: str, cwd: str) -> str | None:
     than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
     ``os.path.normpath``) opens the short path that ``./`` or ``a/../`` repeated collapses to: such a path is
     checked as that one. Only a path still too long once collapsed is no file."""
-    if not path or "\x00" in path:
+    if not path or not nameable(path):
         return None
     if len(path) <= PATH_MAX:
         return path
-    collapsed = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
-    return collapsed if len(collapsed) <= PATH_MAX else None
+    collapsed = _absolute(path, cwd)
+    return collapsed if collapsed is not None and len(collapsed) <= PATH_MAX else None
 
 
 def _candidates(path: str, cwd: str) -> Iterator[str]:
@@ -131,6 +151,7 @@ class Paths:
         self._inodes: set[tuple[int, int]] | None = None
         self._named: list[tuple[Target, bool, list[list[str]]]] | None = None
         self._tails: dict[tuple[str, bool], str | None] = {}
+        self._suffixes: list[tuple[Target, bool, set[tuple[str, ...]]]] | None = None
         self.entries_left = GLOB_ENTRIES
         self.globs_left = GLOBS
 
@@ -226,10 +247,10 @@ class Paths:
         return self._globs[key]
 
     def _glob_hit(self, pattern: str, cwd: str, above: bool) -> str | None:
-        if "\x00" in pattern or len(pattern) > PATH_MAX:
+        absolute = _absolute(pattern, cwd) if len(pattern) <= PATH_MAX else None
+        if absolute is None:
             return None
-        absolute = os.path.join(cwd, os.path.expanduser(pattern))
-        parts = _parts(os.path.normpath(absolute))
+        parts = _parts(absolute)
         named = self.names_match(parts, anchored=True, above=above)
         if named is not None:
             return named
@@ -245,15 +266,33 @@ class Paths:
     def names_match(self, parts: Sequence[str], anchored: bool, above: bool = False) -> str | None:
         """A protected target whose path components the glob components match (``anchored``: from the root;
         else as the tail of the path, for a relative glob after a ``cd`` the check could not follow)."""
-        if self._named is None:
-            self._named = [(target, folds_case(protected), self._samples(protected, target))
-                           for protected, target in self.targets]
-        for target, folds, candidates in self._named:
+        for target, folds, candidates in self._sampled():
             folded = [part.casefold() for part in parts] if folds else parts
             for path in candidates:
                 tails = [path] if anchored else [path[start:] for start in range(len(path))]
                 if any(_components_match(folded, tail, target.tree, above) for tail in tails):
                     return target.label
+        return None
+
+    def _sampled(self) -> list[tuple[Target, bool, list[list[str]]]]:
+        if self._named is None:
+            self._named = [(target, folds_case(protected), self._samples(protected, target))
+                           for protected, target in self.targets]
+        return self._named
+
+    def _literal_match(self, parts: Sequence[str]) -> str | None:
+        """``names_match(parts, anchored=False)`` for components that hold no glob, by set lookups: such a
+        component matches only itself, so a target matches when one of its samples ends with ``parts`` (a folder
+        also when it ends with a leading run of them: ``.verigate/x`` is under ``.verigate``). A check that
+        compiled each component as a pattern cost about a millisecond a string."""
+        if self._suffixes is None:
+            self._suffixes = [(target, folds, {tuple(path[start:]) for path in samples for start in range(len(path))})
+                              for target, folds, samples in self._sampled()]
+        for target, folds, suffixes in self._suffixes:
+            wanted = tuple(part.casefold() for part in parts) if folds else tuple(parts)
+            heads = [wanted[:end] for end in range(1, len(wanted) + 1)] if target.tree else [wanted]
+            if any(head in suffixes for head in heads):
+                return target.label
         return None
 
     @staticmethod
@@ -292,7 +331,8 @@ class Paths:
 
     def expand(self, pattern: str, cwd: str) -> list[str]:
         """The existing paths a glob names (for ``cd`` into a glob), within the budget."""
-        return list(self._resolve(_parts(os.path.normpath(os.path.join(cwd, os.path.expanduser(pattern))))))
+        absolute = _absolute(pattern, cwd)
+        return list(self._resolve(_parts(absolute))) if absolute is not None else []
 
     # -- a tail ----------------------------------------------------------------------------------------------
 
@@ -306,8 +346,10 @@ class Paths:
                 self._tails[key] = None
                 return None
             parts = [part for part in _parts(tail) if part not in (".", "..")]
-            literal = parts if pattern else [_literal(part) for part in parts]
-            label = self.names_match(literal, anchored=False) if parts else None
+            if not parts:
+                label = None
+            else:
+                label = self.names_match(parts, anchored=False) if pattern else self._literal_match(parts)
             self._tails[key] = label if label is not None or pattern else self._glob_tail(parts)
         return self._tails[key]
 
@@ -330,7 +372,3 @@ class Paths:
                 return target.label
         return None
 
-
-def _literal(part: str) -> str:
-    """A path component as an fnmatch pattern that matches only itself."""
-    return "".join(f"[{char}]" if char in "*?[" else char for char in part)
