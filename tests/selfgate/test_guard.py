@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -122,11 +126,54 @@ def test_file_urls_name_the_file_node_opens(hardened: Session) -> None:
     project = hardened.project.as_posix()
     for url in (f"file://localhost{project}/verigate.yaml", f"file://{project}/%2Eclaude/settings.json",
                 f"file://{project}/verigate%2Eyaml", f"FILE://{project}/verigate.yaml", f"file:{project}/verigate.yaml",
-                f"file://{project}/verigate.yaml?x#y"):
+                f"file://{project}/verigate.yaml?x#y",
+                # Node's readings: a backslash is a slash, tabs and line breaks are dropped, C0 controls trimmed,
+                # and ``%2e%2e`` after an empty segment removes only that segment
+                "file:" + project.replace("/", "\\") + "\\verigate.yaml", f"file://localhost\\{project}/verigate.yaml",
+                f"file://{project}/veri\tgate.yaml", f"\x01file://{project}/verigate.yaml\x1b",
+                f"file://{project}/.claude//%2e%2e/settings.json"):
         decision = hardened.decide_tool("mcp__files__write_file", {"uri": url, "content": "x"}, mode="audit")
         assert decision.decision == "deny" and "hardening" in decision.reason, url
     ordinary = hardened.decide_tool("mcp__files__write_file", {"uri": f"file://{project}/src/app.py"}, mode="audit")
     assert ordinary.decision == "allow"
+
+
+#: what Node reads: a list of strings on stdin, ``fileURLToPath`` of each (null where it throws) on stdout
+_FILE_URL_TO_PATH = """
+const {fileURLToPath} = require("url");
+const urls = JSON.parse(require("fs").readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(urls.map(url => { try { return fileURLToPath(url); } catch { return null; } })));
+"""
+_URL_HEADS = st.sampled_from(["file:", "FILE:", "File:", "fi\tle:", " file:", "\x01file:", "\ufefffile:", "fi\nle:"])
+_URL_ROOTS = st.sampled_from(["", "/", "\\", "//", "\\\\", "/\\", "\\/", "///", "//localhost/", "//localhost\\",
+                              "\\\\localhost\\", "//LOCALHOST/", "////", "//#", "//?"])
+_URL_PIECES = st.sampled_from(["tmp", "proj", ".claude", "settings.json", "%2e", "%2E%2e", ".%2E", "%2e.", "..", ".",
+                               "", "a b", "x?y", "#f", "\t", "\n", "%41", "%7e", "%2F", "%5C", "a\\b", "~", "a\r"])
+_URL_TAILS = st.sampled_from(["", " ", "\x1b", "?q", "#f", "\x00", "\t", "/"])
+
+
+@st.composite
+def _file_urls(draw: st.DrawFn) -> str:
+    pieces = draw(st.lists(_URL_PIECES, min_size=1, max_size=5))
+    separators = draw(st.lists(st.sampled_from(["/", "\\"]), min_size=len(pieces), max_size=len(pieces)))
+    path = "".join(separator + piece for separator, piece in zip(separators, pieces, strict=True))[1:]
+    return draw(_URL_HEADS) + draw(_URL_ROOTS) + path + draw(_URL_TAILS)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node (the real fileURLToPath is the oracle)")
+@settings(max_examples=15, deadline=None)
+@given(st.lists(_file_urls(), min_size=30, max_size=30))
+def test_a_file_url_names_what_node_opens(urls: list[str]) -> None:
+    """The oracle is Node itself: whatever path ``fileURLToPath`` makes of a URL is among the paths the check
+    reads it as (compared once resolved, as the check compares them: ``//tmp`` is ``/tmp``)."""
+    from verigate.selfgate._guard import _path_forms
+
+    opened = json.loads(subprocess.run(["node", "-e", _FILE_URL_TO_PATH], input=json.dumps(urls), text=True,
+                                       capture_output=True, check=True).stdout)
+    for url, path in zip(urls, opened, strict=True):
+        if path is not None and "\x00" not in path:
+            forms = {os.path.realpath(form) for form in _path_forms(url)}
+            assert os.path.realpath(path) in forms, (url, path, forms)
 
 
 def _quote_randomly(word: str, cuts: list[int], styles: list[int]) -> str:

@@ -44,6 +44,10 @@ _DIFF_PATH = r"(?m)^[^\S\n]*(?:\+\+\+|---)[^\S\n]+([^\t\n]+)"
 #: is linear; a regex ``\s+$`` would be quadratic in a long run of blanks
 TRIMMED = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
            "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+#: what a WHATWG URL parser trims from a URL's ends (C0 controls and space; JavaScript's ``trim`` too, since a tool
+#: may trim first) and drops wherever it is (tab, line feed, carriage return)
+_URL_TRIMMED = TRIMMED + "".join(map(chr, range(0x21)))
+_URL_DROPPED = dict.fromkeys(map(ord, "\t\n\r"))
 #: a string input that looks like JSON (a proxy tool's ``arguments``) and is longer than this (the hook's own
 #: stdin bound) is refused: it is read as JSON holding further inputs, and a longer one is too long to read
 _JSON_TEXT_MAX = 8 << 20
@@ -157,23 +161,52 @@ def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _path_forms(text: str) -> list[str]:
-    """The paths a string input may name: trimmed as JavaScript trims, one line; a file URL (``file:`` in any case,
-    with or without a host such as ``localhost``, a query or a fragment) as the path it names, as written and with
-    its percent escapes decoded (``%2Eclaude``). Lengths are bounded after collapsing (``Paths.hit``): a tool may
-    normalise a long ``./././`` path to a short one."""
+    """The paths a string input may name: trimmed as JavaScript trims, one line; a file URL as the paths it names
+    (``_url_paths``). Lengths are bounded after collapsing (``Paths.hit``): a tool may normalise a long ``./././``
+    path to a short one."""
+    if ":" in text:
+        url = text.strip(_URL_TRIMMED).translate(_URL_DROPPED)
+        if url[:5].lower() == "file:":
+            return _url_paths(url[5:])
     text = text.strip(TRIMMED)
     if not text or "\n" in text or "\x00" in text:
         return []
-    if text[:5].lower() != "file:":
-        return [text]
+    return [text]
+
+
+def _url_paths(rest: str) -> list[str]:
+    """What the part of a file URL after ``file:`` names, as a plain reader (Python's ``url2pathname``) and a
+    WHATWG URL parser (Node's ``fileURLToPath``) read it. Both skip a host (``localhost``, any other) and end the
+    path at a query or fragment; the plain reading is the path as written and with its percent escapes decoded
+    (``%2Eclaude``); the WHATWG reading (``_whatwg_path``) also takes a backslash as a slash and resolves dot
+    segments its own way."""
     from urllib.parse import unquote  # only for a file URL: the module costs ms on every tool call
 
-    rest = text[5:]
-    if rest.startswith("//"):  # an authority: the path starts at the next slash
-        slash = rest.find("/", 2)
-        rest = rest[slash:] if slash != -1 else ""
-    bare = re.split(r"[?#]", rest, maxsplit=1)[0]
-    return [form for form in dict.fromkeys((rest, bare, unquote(bare))) if form]
+    forms: list[str] = []
+    for reading in dict.fromkeys((rest, rest.replace("\\", "/"))):
+        if reading.startswith("//"):  # an authority: the path starts where it ends (a slash, a query, a fragment)
+            end = re.search(r"[/?#]", reading[2:])
+            reading = reading[end.start() + 2:] if end is not None else ""
+        bare = re.split(r"[?#]", reading, maxsplit=1)[0]
+        forms += [reading, bare, unquote(bare)]
+    forms.append(unquote(_whatwg_path(bare)))  # the last reading's: backslashes made slashes
+    return [form for form in dict.fromkeys(forms) if form and "\x00" not in form and "\n" not in form]
+
+
+def _whatwg_path(path: str) -> str:
+    """A URL path as the WHATWG parser resolves it, before its escapes are decoded: always absolute, ``.`` and
+    ``%2e`` dropped, ``..`` (``.%2E``, ``%2e%2e``) removing the segment before it, an empty one included. So
+    ``/p/.claude//%2e%2e/settings.json`` is ``/p/.claude/settings.json`` to Node, where a file system's reading
+    of the decoded path would give ``/p/settings.json``."""
+    segments: list[str] = []
+    for segment in path.removeprefix("/").split("/"):
+        lowered = segment.lower()
+        if lowered in ("..", ".%2e", "%2e.", "%2e%2e"):
+            if segments:
+                segments.pop()
+        elif lowered not in (".", "%2e"):
+            segments.append(segment)
+    return "/" + "/".join(segments)
 
 
 def _diff_paths(text: str) -> Iterator[str]:
