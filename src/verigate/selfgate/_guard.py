@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from ._diffnames import diff_names
 from ._paths import Paths, nameable
 from ._paths import Target as _Target
 
@@ -36,9 +37,6 @@ _COMMAND_FIELDS = ("command", "cmd")
 #: compiled by ``re`` on first use, which its cache keeps: most calls never need it
 #: (Codex trims a header line of any Unicode white space, hence ``[^\S\n]`` rather than blanks)
 _PATCH_PATH = r"(?m)^[^\S\n]*\*\*\*[^\S\n]*(?:(?:Add|Update|Delete) File|Move to):(.*)$"
-#: a unified diff's file headers (``--- a/verigate.yaml``, ``+++ b/…``), read in the inputs of tools that are not
-#: file tools (a diff-applying MCP tool); a file tool's content may quote a diff of anything
-_DIFF_PATH = r"(?m)^[^\S\n]*(?:\+\+\+|---)[^\S\n]+([^\t\n]+)"
 #: what a path is trimmed of: Python's white space (``str.isspace``, a superset of JavaScript's ``trim`` but for
 #: the BOM) and the BOM, which a Node tool's ``trim`` removes before it resolves the path. ``str.strip`` with a set
 #: is linear; a regex ``\s+$`` would be quadratic in a long run of blanks
@@ -209,16 +207,6 @@ def _whatwg_path(path: str) -> str:
     return "/" + "/".join(segments)
 
 
-def _diff_paths(text: str) -> Iterator[str]:
-    if "---" in text or "+++" in text:
-        for found in re.finditer(_DIFF_PATH, text):
-            path = found.group(1).strip()
-            if path and path != "/dev/null":
-                yield path
-                if path[:2] in ("a/", "b/"):
-                    yield path[2:]
-
-
 def _embedded_strings(text: str) -> list[str]:
     """The strings of a JSON object or array given as a string (a proxy tool's ``arguments``), else none; what
     cannot be parsed as JSON holds none. Bounded like the input itself."""
@@ -245,7 +233,7 @@ def _named_paths(strings: Sequence[str]) -> Iterator[str]:
         inner: list[str] = []
         for text in level:
             yield from _path_forms(text)
-            for path in _diff_paths(text):
+            for path in diff_names(text):
                 counted += 1
                 if counted > _STRINGS_MAX:
                     raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")

@@ -1,0 +1,107 @@
+"""The file names a patch text gives to the tools that apply it (``git apply``, GNU ``patch``), for the tripwire's
+reading of a diff-applying tool's input. A superset: every name either tool may take from a header line, as
+given and (but for a rename's or copy's, which carry no prefix) with its first component stripped (``-p0``,
+``-p1``).
+
+Read: ``--- name`` / ``+++ name`` (up to a tab, up to the first blank, without a trailing timestamp, or C-quoted
+as git quotes names: ``"a/x\\tb"``), ``diff --git a/X b/Y`` (each split into an ``a/`` and a ``b/`` name),
+``rename from`` / ``rename to`` / ``copy from`` / ``copy to`` (and git's older ``rename old`` / ``rename new``),
+and ``Index:`` (Subversion's, which GNU patch reads when the other headers name nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["diff_names"]
+
+_HEADER = re.compile(r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)"
+                     r"[^\S\n]*(.*?)[^\S\n]*$")
+#: a timestamp git and GNU patch take off the end of a name: ISO (``2024-01-01 00:00:00.000 +0000``) or ctime
+_TIMESTAMP = re.compile(r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d{4})?"
+                        r"|\w{3}[^\S\n]+\w{3}[^\S\n]+\d{1,2}[^\S\n]+\d\d:\d\d:\d\d[^\S\n]+\d{4})$")
+#: the markers without which a text holds no header: most strings are not patches
+_MARKERS = ("---", "+++", "diff --git", "rename ", "copy ", "Index:")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def diff_names(text: str) -> Iterator[str]:
+    """Every name a header of ``text`` gives, as given and stripped as ``_stripped`` says; never ``/dev/null``."""
+    if not any(marker in text for marker in _MARKERS):
+        return
+    for found in _HEADER.finditer(text):
+        kind, rest = found.group(1), found.group(2)
+        renamed = kind.startswith(("rename", "copy"))  # git writes these names without the a/ b/ prefixes
+        for name in _pair(rest) if kind == "diff --git" else _names(rest):
+            if name and name != "/dev/null":
+                yield from [name] if renamed else _stripped(name)
+
+
+def _names(rest: str) -> list[str]:
+    """The readings of one header's name: C-quoted, or up to a tab, up to the first blank, without a timestamp."""
+    if rest.startswith('"'):
+        quoted = _unquoted(rest)
+        return [quoted] if quoted is not None else [rest]
+    tabbed = rest.split("\t", 1)[0].rstrip()
+    return list(dict.fromkeys((tabbed, rest.split(None, 1)[0] if rest.strip() else "", _TIMESTAMP.sub("", rest))))
+
+
+def _pair(rest: str) -> list[str]:
+    """The two names of ``diff --git a/X b/Y``: C-quoted ones, else each split at a blank before ``b/``."""
+    if rest.startswith('"'):
+        end = _quote_end(rest)
+        first = _unquoted(rest[:end])
+        second = rest[end:].strip()
+        return [name for name in (first, *(_names(second) if second else [])) if name is not None]
+    names: list[str] = []
+    for found in re.finditer(r"[^\S\n]+(?=b/|\")", rest):
+        names += [rest[:found.start()], *_names(rest[found.end():])]
+    return names or [rest]
+
+
+def _quote_end(text: str) -> int:
+    """The index just past the C-quoted string that ``text`` starts with (its length when it is not closed)."""
+    index = 1
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+            continue
+        if text[index] == '"':
+            return index + 1
+        index += 1
+    return len(text)
+
+
+def _unquoted(text: str) -> str | None:
+    """A name C-quoted as git quotes one (``"a/\\303\\251"``: octal bytes of UTF-8), or None when it is not."""
+    end = _quote_end(text)
+    if end < 2 or text[end - 1] != '"':
+        return None
+    body, out, index = text[1:end - 1], bytearray(), 0
+    while index < len(body):
+        char = body[index]
+        if char != "\\":
+            out += char.encode("utf-8", "surrogateescape")
+            index += 1
+            continue
+        following = body[index + 1:index + 2]
+        octal = re.match(r"[0-7]{1,3}", body[index + 1:index + 4])
+        if octal is not None:
+            out.append(int(octal.group(), 8) & 0xFF)
+            index += 1 + len(octal.group())
+        elif following in _ESCAPES:
+            out.append(_ESCAPES[following])
+            index += 2
+        else:
+            return None
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _stripped(name: str) -> Iterator[str]:
+    """``name`` as ``-p0`` and ``-p1`` take it (git apply's default strips the first component, whatever it is).
+    Deeper strips are not read: they would make every ``x/y/settings.json`` a bare ``settings.json``."""
+    yield name
+    _, slash, tail = name.partition("/")
+    if slash and tail.lstrip("/"):
+        yield tail.lstrip("/")
