@@ -71,6 +71,11 @@ DENIED = [
     ("Bash", {"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: config.toml\n@@\n-a\n+b\n*** End Patch\n"
                      "EOF\n", "workdir": "~/.codex"}),
     ("Bash", {"command": ["bash", "-lc", "cp /tmp/x hooks.json"], "workdir": "~/.codex"}),
+    # a shell command one level down (a proxy tool's ``params``, an ``arguments`` JSON text), with its own workdir
+    ("mcp__proxy__call_tool", {"name": "shell", "params": {"command": "echo x >> verigate.yaml"}}),
+    ("mcp__proxy__call_tool", {"arguments": '{"command": ["bash", "-lc", "cp /tmp/x hooks.json"], '
+                                            '"workdir": "~/.codex"}'}),
+    ("mcp__shell__run", {"requests": [{"cmd": "cat /tmp/x > hooks.json", "workdir": "~/.codex"}]}),
     # more values than the check reads: refused, never read in part
     ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
     # ... counting a diff's headers and the strings of JSON given as a string, which one value may hold by the
@@ -95,6 +100,8 @@ ALLOWED = [
     ("mcp__files__write_file", {"path": "docs/a.md", "content": "---\ntitle: verigate.yaml notes\n---\n"}),
     ("mcp__proxy__call_tool", {"arguments": '{"path": "src/app.py", "content": "x"}'}),
     ("Bash", {"cmd": "pytest -q", "workdir": "sub"}),
+    ("mcp__proxy__call_tool", {"name": "shell", "params": {"command": "pytest -q", "workdir": "src"}}),
+    ("mcp__proxy__call_tool", {"arguments": '{"command": "ruff check src"}'}),
     # a path no file system can hold names no protected file, however it is spelt (``~`` with an unencodable
     # user name, longer than PATH_MAX until collapsed): an answer, not an exception
     ("mcp__files__write_file", {"path": "~\ud800/" + "./" * 3000 + "notes.md", "content": "x"}),

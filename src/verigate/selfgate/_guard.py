@@ -4,7 +4,8 @@ OS sandbox): see docs/selfgate-tripwire.md for what it reads and where it stops.
 
 Every string input of every tool except the read-only ones (``READ_ONLY_TOOLS``) is path-checked; patches
 (``*** Update File:`` …) are found in any field of any tool; a shell command (Bash's ``command``, any tool's
-``command``/``cmd`` string or argument list) is read by ``_shellcheck``. A command longer than
+``command``/``cmd`` string or argument list, at any depth and in JSON given as a string) is read by
+``_shellcheck``; a patch's file names by ``_diffnames``. A command longer than
 ``MAX_COMMAND_CHARS`` is refused unread: the check is linear, but a hook must answer in time.
 """
 
@@ -148,14 +149,34 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
-def _commands(tool_name: str, tool_input: Mapping[str, Any]) -> Iterator[str]:
-    """The shell commands a tool input holds: a string, or an argument list quoted back into one."""
-    for field in _COMMAND_FIELDS:
-        value = tool_input.get(field)
-        if isinstance(value, str) and tool_name != "apply_patch":  # its ``command`` string is a patch
-            yield value
-        elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
-            yield " ".join(_quote(item) for item in value)
+class _Object(list[tuple[str, Any]]):
+    """A JSON object given as a string, as its pairs in order: a key given twice keeps both values (the tool may
+    read either). A list, so ``_strings`` walks it as one."""
+
+
+def _shell_calls(tool_name: str, values: Sequence[Any]) -> Iterator[tuple[str, list[str]]]:
+    """The shell commands the tool input and its JSON texts hold, at any depth (a proxy tool's ``params``, an
+    ``arguments`` text), each with the ``workdir`` strings of the object holding it: a string, or an argument list
+    quoted back into one. Only the top ``command`` string of ``apply_patch`` is not one: it is a patch."""
+    stack = list(values)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            pairs: list[tuple[Any, Any]] = list(item.items())
+        elif isinstance(item, _Object):
+            pairs = list(item)
+        else:
+            if isinstance(item, list | tuple):
+                stack.extend(item)
+            continue
+        workdirs = [value for key, value in pairs if key == "workdir" and isinstance(value, str) and value]
+        for key, value in pairs:
+            if key in _COMMAND_FIELDS:
+                if isinstance(value, str) and not (item is values[0] and tool_name == "apply_patch"):
+                    yield value, workdirs
+                elif isinstance(value, list) and value and all(isinstance(word, str) for word in value):
+                    yield " ".join(_quote(word) for word in value), workdirs
+            stack.append(value)
 
 
 def _path_forms(text: str) -> list[str]:
@@ -207,43 +228,56 @@ def _whatwg_path(path: str) -> str:
     return "/" + "/".join(segments)
 
 
-def _embedded_strings(text: str) -> list[str]:
-    """The strings of a JSON object or array given as a string (a proxy tool's ``arguments``), else none; what
-    cannot be parsed as JSON holds none. Bounded like the input itself."""
+def _embedded(text: str) -> _Object | list[Any] | None:
+    """A JSON object or array given as a string (a proxy tool's ``arguments``), else None; what cannot be parsed
+    as JSON is none. A JSON-like text past ``_JSON_TEXT_MAX``: ``_TooMany``."""
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
-        return []
+        return None
     if len(stripped) > _JSON_TEXT_MAX:
         raise _TooMany(f"holds a JSON-like text of more than {_JSON_TEXT_MAX:,} characters")
     import json
 
-    try:  # every pair kept: a key given twice hides no value (the tool may read either)
-        value = json.loads(stripped, object_pairs_hook=list)
+    try:
+        value = json.loads(stripped, object_pairs_hook=_Object)
     except (ValueError, RecursionError):
-        return []
-    return _strings(value)
+        return None
+    return value if isinstance(value, list) else None
 
 
-def _named_paths(strings: Sequence[str]) -> Iterator[str]:
-    """The paths a non-file tool's string inputs may name: each string, a diff's headers, and the same for the
-    strings of JSON given as a string, to three levels. A diff's header and an embedded string count as values
-    towards ``_STRINGS_MAX`` (``_TooMany`` past it), like the input's own strings: one input value may hold many."""
-    level, counted = list(strings), len(strings)
-    for _ in range(3):
+def _layers(strings: Sequence[str]) -> tuple[list[str], list[Any]]:
+    """A non-file tool's strings with those of JSON given as a string, to three levels, and the JSON values. An
+    embedded string counts towards ``_STRINGS_MAX`` (``_TooMany`` past it) like the input's own: one input value
+    may hold many."""
+    found, values, level, counted = list(strings), [], list(strings), len(strings)
+    for _ in range(2):
         inner: list[str] = []
         for text in level:
-            yield from _path_forms(text)
-            for path in diff_names(text):
-                counted += 1
-                if counted > _STRINGS_MAX:
-                    raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
-                yield path
-            embedded = _embedded_strings(text)
+            value = _embedded(text)
+            if value is None:
+                continue
+            values.append(value)
+            embedded = _strings(value)
             counted += len(embedded)
             if counted > _STRINGS_MAX:
                 raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
             inner += embedded
+        found += inner
         level = inner
+    return found, values
+
+
+def _named_paths(strings: Sequence[str]) -> Iterator[str]:
+    """The paths strings may name: each string's forms and a patch's file names, which count towards
+    ``_STRINGS_MAX`` as values (a patch holds many in one input value)."""
+    counted = len(strings)
+    for text in strings:
+        yield from _path_forms(text)
+        for path in diff_names(text):
+            counted += 1
+            if counted > _STRINGS_MAX:
+                raise _TooMany(f"holds more than {_STRINGS_MAX:,} values")
+            yield path
 
 
 def violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protected: Protected,
@@ -281,14 +315,19 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
             return f"{tool_name} would write {label} ({path}); only a person changes it, outside the agent"
     words: list[str] = []
     if tool_name not in READ_ONLY_TOOLS:
-        for command in _commands(tool_name, tool_input):
-            for base in cwds:
+        # a file tool's other fields are the file's content, not paths or JSON: its target was checked above
+        every, embedded = _layers(strings) if field is None else ([], [])
+        for command, workdirs in _shell_calls(tool_name, [tool_input, *embedded]):
+            unnamed = next((folder for folder in workdirs if not nameable(folder)), None)
+            if unnamed is not None:
+                return f"the {tool_name} input's workdir {unnamed!r} names no folder"
+            bases = dict.fromkeys([*cwds, *(os.path.join(cwd, os.path.expanduser(folder)) for folder in workdirs)])
+            for base in bases:
                 refused, command_words = _shell_violation(command, paths, protected, base, max_command)
                 if refused is not None:
                     return refused
             words += command_words
-        # a file tool's other fields are the file's content, not paths: its target was checked above
-        for path in _named_paths(strings) if field is None else ():
+        for path in _named_paths(every):
             label = hit(path)
             if label is None and tool_name != "Bash" and not path.startswith("/") \
                     and path != "~" and not path.startswith("~/"):
