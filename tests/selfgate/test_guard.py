@@ -76,6 +76,15 @@ DENIED = [
     ("mcp__proxy__call_tool", {"arguments": '{"command": ["bash", "-lc", "cp /tmp/x hooks.json"], '
                                             '"workdir": "~/.codex"}'}),
     ("mcp__shell__run", {"requests": [{"cmd": "cat /tmp/x > hooks.json", "workdir": "~/.codex"}]}),
+    # found by an attack review: a segment no file system holds, removed by ``..`` before the path is opened (Node's
+    # ``path.resolve``); a ``file:`` string taken as a plain path; an MCP shell server's ``cwd``
+    ("mcp__files__write_file", {"path": "x\x00/../verigate.yaml", "content": "x"}),
+    ("mcp__files__write_file", {"path": "~/x\x00/../.claude/settings.json", "content": "{}"}),
+    ("mcp__proxy__call_tool", {"arguments": json.dumps({"path": "~/x\ud800/../.claude/settings.json"})}),
+    ("mcp__files__write_file", {"path": "x\n/../verigate.yaml", "content": "x"}),
+    ("mcp__files__write_file", {"path": "file:/../verigate.yaml", "content": "x"}),
+    ("mcp__shell__run", {"command": "echo '{}' > settings.json", "cwd": ".claude"}),
+    ("mcp__shell__run", {"command": "echo '{}' > settings.json", "working_directory": ".claude"}),
     # more values than the check reads: refused, never read in part
     ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
     # ... counting a diff's headers and the strings of JSON given as a string, which one value may hold by the
@@ -107,6 +116,8 @@ ALLOWED = [
     ("mcp__files__write_file", {"path": "~\ud800/" + "./" * 3000 + "notes.md", "content": "x"}),
     ("Write", {"file_path": "~\ud800/" + "./" * 3000 + "notes.md", "content": "x"}),
     ("mcp__diff__apply_diff", {"diff": "--- a/src/x.py\n+++ b/src/x.py\n" * 1_000}),
+    # a quoted patch name holding a lone surrogate (through JSON given as a string) names no file
+    ("mcp__proxy__call_tool", {"arguments": '{"d": "--- \\"\\ud800\\""}'}),
 ]
 
 

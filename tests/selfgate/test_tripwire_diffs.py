@@ -37,6 +37,20 @@ WRITING = {
                                            "new mode 100755\n"),
     "subversion Index line": (["patch", "-s", "-p0"], "Index: verigate.yaml\n" + "=" * 67 + "\n--- \n+++ \n"
                                                       + _HUNK),
+    # found by an attack review: git splits a diff line wherever its halves are equal without their first
+    # components (any prefixes); both tools end a name at a NUL byte; a quoted name git cannot unquote is read as
+    # written up to its tab; a time zone may hold a colon
+    "mode change, any prefixes": (["git", "apply"], "diff --git x/verigate.yaml y/verigate.yaml\nold mode 100644\n"
+                                                    "new mode 100755\n"),
+    "mode change, one prefix twice": (["git", "apply"], "diff --git a/verigate.yaml a/verigate.yaml\n"
+                                                        "old mode 100644\nnew mode 100755\n"),
+    "new file, any prefixes": (["git", "apply"], "diff --git x/.claude/settings.local.json y/.claude/settings.local."
+                                                 "json\nnew file mode 100644\nindex 0000000..e69de29\n"),
+    "a NUL byte in the name": (["patch", "-s", "-p0"], "--- verigate.yaml\x00x\n+++ verigate.yaml\x00x\n" + _HUNK),
+    "a quoted name git cannot unquote": (["git", "apply"], '--- "a/verigate.yaml\t\\q"\n+++ "b/verigate.yaml\t\\q"\n'
+                                                           + _HUNK),
+    "a time zone with a colon": (["git", "apply"], "--- /dev/null\n+++ b/.claude/settings x.json 2024-01-01 00:00:00 "
+                                                   "+00:00\n@@ -0,0 +1 @@\n+{}\n"),
 }
 #: the same forms naming ordinary files
 ORDINARY = {

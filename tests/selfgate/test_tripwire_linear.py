@@ -76,3 +76,41 @@ def test_nested_command_strings_are_read_to_a_bounded_depth(project: Project) ->
     start = time.perf_counter()
     assert project.check("Bash", {"command": command}) is not None  # the name is still seen in the text
     assert time.perf_counter() - start < 5
+
+
+#: tool inputs whose check was super-linear once (an attack review found each): every blank of a ``diff --git`` line
+#: a split, a run of blanks in a header searched from each start, every prefix of a long tail, many patch headers
+INPUT_SHAPES = {
+    "diff --git line of blanks before b/": lambda size: {"diff": "diff --git" + " b/" * (size // 3)},
+    "patch header of blanks": lambda size: {"diff": "--- a" + " " * size + "b\n"},
+    "long relative tails": lambda size: {f"p{index}": "b/" * (size // 60) + f"x{index}" for index in range(30)},
+    "many patch headers": lambda size: {"diff": "".join(f"--- a/src/x{index}.py\n+++ b/src/x{index}.py\n"
+                                                        for index in range(size // 40))},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(INPUT_SHAPES))
+def test_tool_input_check_time_grows_linearly(project: Project, shape: str) -> None:
+    make = INPUT_SHAPES[shape]
+
+    def seconds(size: int) -> float:
+        start = time.process_time()
+        answer = violation("mcp__diff__apply_diff", make(size), str(project.project), project.protected,
+                           lambda text: False)
+        elapsed = time.process_time() - start
+        assert answer is None or isinstance(answer, str)
+        return elapsed
+
+    small_time = max(min(seconds(20_000) for _ in range(3)), 1e-3)  # a floor: a bounded shape may take no time
+    large_time = seconds(200_000)
+    print(f"{shape}: {small_time:.3f}s, {large_time:.3f}s, ratio {large_time / small_time:.1f}")
+    assert large_time / small_time <= 30, (shape, small_time, large_time)
+
+
+def test_a_command_given_many_working_folders_is_refused(project: Project) -> None:
+    # each distinct folder is a further full check of the command; a key given twice in JSON keeps each value
+    folders = ", ".join(f'"workdir": "w{index}"' for index in range(20))
+    refused = project.check("mcp__proxy__call_tool", {"arguments": '{"command": "echo a > b", ' + folders + "}"})
+    assert refused is not None and "working folders" in refused
+    assert project.check("mcp__proxy__call_tool", {"arguments": '{"command": "echo a > b", "workdir": "w0", '
+                                                                '"workdir": "w0"}'}) is None

@@ -16,11 +16,18 @@ from collections.abc import Iterator
 
 __all__ = ["diff_names"]
 
-_HEADER = re.compile(r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)"
-                     r"[^\S\n]*(.*?)[^\S\n]*$")
-#: a timestamp git and GNU patch take off the end of a name: ISO (``2024-01-01 00:00:00.000 +0000``) or ctime
-_TIMESTAMP = re.compile(r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d{4})?"
+# every quantifier is followed by a character it cannot match, or the match is anchored to a short tail: a line of
+# blanks must not make a search quadratic (``re`` holds the GIL, so the hook's watchdog could not fire)
+_HEADER = re.compile(r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)(.*)$")
+#: a timestamp git and GNU patch take off the end of a name: ISO (``2024-01-01 00:00:00.000 +0000``, a colon in
+#: the zone too) or ctime; searched for in a name's last ``_STAMP_TAIL`` characters only
+_TIMESTAMP = re.compile(r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d\d:?\d\d)?"
                         r"|\w{3}[^\S\n]+\w{3}[^\S\n]+\d{1,2}[^\S\n]+\d\d:\d\d:\d\d[^\S\n]+\d{4})$")
+_STAMP_TAIL = 80
+#: a ``diff --git`` line longer than two names of PATH_MAX is read as one name only: git refuses ``./`` in a name,
+#: so no longer line names a file
+_PAIR_MAX = 2 * 4096 + 1
+_OCTAL = re.compile(r"[0-3][0-7][0-7]")
 #: the markers without which a text holds no header: most strings are not patches
 _MARKERS = ("---", "+++", "diff --git", "rename ", "copy ", "Index:")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
@@ -31,32 +38,45 @@ def diff_names(text: str) -> Iterator[str]:
     if not any(marker in text for marker in _MARKERS):
         return
     for found in _HEADER.finditer(text):
-        kind, rest = found.group(1), found.group(2)
+        kind, line = found.group(1), found.group(2).strip()
         renamed = kind.startswith(("rename", "copy"))  # git writes these names without the a/ b/ prefixes
-        for name in _pair(rest) if kind == "diff --git" else _names(rest):
-            if name and name != "/dev/null":
-                yield from [name] if renamed else _stripped(name)
+        # as written, and cut at a NUL byte, where both tools' C strings end
+        for rest in dict.fromkeys((line, line.split("\x00", 1)[0].strip())):
+            for name in _pair(rest) if kind == "diff --git" else _names(rest):
+                if name and name != "/dev/null":
+                    yield from [name] if renamed else _stripped(name)
 
 
 def _names(rest: str) -> list[str]:
     """The readings of one header's name: C-quoted, or up to a tab, up to the first blank, without a timestamp."""
     if rest.startswith('"'):
         quoted = _unquoted(rest)
-        return [quoted] if quoted is not None else [rest]
+        if quoted is not None:
+            return [quoted]  # else git reads the text as written, as below
     tabbed = rest.split("\t", 1)[0].rstrip()
-    return list(dict.fromkeys((tabbed, rest.split(None, 1)[0] if rest.strip() else "", _TIMESTAMP.sub("", rest))))
+    head, tail = rest[:-_STAMP_TAIL], rest[-_STAMP_TAIL:]
+    return list(dict.fromkeys((rest, tabbed, rest.split(None, 1)[0] if rest else "", head + _TIMESTAMP.sub("", tail))))
 
 
 def _pair(rest: str) -> list[str]:
-    """The two names of ``diff --git a/X b/Y``: C-quoted ones, else each split at a blank before ``b/``."""
+    """The names of ``diff --git X Y`` as git finds them: C-quoted ones, else every split at a blank into two
+    halves that are equal as written (``-p0``) or without their first components (``x/verigate.yaml
+    y/verigate.yaml``: any prefixes, not only ``a/`` and ``b/``)."""
     if rest.startswith('"'):
         end = _quote_end(rest)
         first = _unquoted(rest[:end])
         second = rest[end:].strip()
         return [name for name in (first, *(_names(second) if second else [])) if name is not None]
+    if len(rest) > _PAIR_MAX:
+        return [rest]
     names: list[str] = []
-    for found in re.finditer(r"[^\S\n]+(?=b/|\")", rest):
-        names += [rest[:found.start()], *_names(rest[found.end():])]
+    for index, char in enumerate(rest):
+        if char in " \t":
+            left, right = rest[:index], rest[index + 1:]
+            if left == right or (left.partition("/")[2] == right.partition("/")[2] and "/" in left and "/" in right):
+                names += [left, right]
+            elif right.startswith('"'):
+                names += [left, *_names(right)]
     return names or [rest]
 
 
@@ -82,14 +102,17 @@ def _unquoted(text: str) -> str | None:
     while index < len(body):
         char = body[index]
         if char != "\\":
-            out += char.encode("utf-8", "surrogateescape")
+            try:
+                out += char.encode("utf-8", "surrogateescape")
+            except UnicodeError:  # a lone surrogate no file name holds
+                return None
             index += 1
             continue
         following = body[index + 1:index + 2]
-        octal = re.match(r"[0-7]{1,3}", body[index + 1:index + 4])
-        if octal is not None:
-            out.append(int(octal.group(), 8) & 0xFF)
-            index += 1 + len(octal.group())
+        octal = _OCTAL.match(body, index + 1)
+        if octal is not None:  # git's: exactly three digits, the first 0-3; anything else fails the name
+            out.append(int(octal.group(), 8))
+            index += 4
         elif following in _ESCAPES:
             out.append(_ESCAPES[following])
             index += 2

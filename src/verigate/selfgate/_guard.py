@@ -34,6 +34,10 @@ READ_ONLY_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "WebF
 MAX_COMMAND_CHARS = 256 * 1024
 #: fields of any tool that hold a shell command (a string or an argument list)
 _COMMAND_FIELDS = ("command", "cmd")
+#: fields naming the folder a shell tool runs its command in (Codex's ``workdir``; an MCP shell server's ``cwd``
+#: …), and how many distinct ones an object may give: each is a further full check of its commands
+_FOLDER_FIELDS = ("workdir", "cwd", "working_directory", "dir")
+_FOLDERS_MAX = 4
 #: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape);
 #: compiled by ``re`` on first use, which its cache keeps: most calls never need it
 #: (Codex trims a header line of any Unicode white space, hence ``[^\S\n]`` rather than blanks)
@@ -169,7 +173,7 @@ def _shell_calls(tool_name: str, values: Sequence[Any]) -> Iterator[tuple[str, l
             if isinstance(item, list | tuple):
                 stack.extend(item)
             continue
-        workdirs = [value for key, value in pairs if key == "workdir" and isinstance(value, str) and value]
+        workdirs = _folders(pairs)
         for key, value in pairs:
             if key in _COMMAND_FIELDS:
                 if isinstance(value, str) and not (item is values[0] and tool_name == "apply_patch"):
@@ -179,18 +183,30 @@ def _shell_calls(tool_name: str, values: Sequence[Any]) -> Iterator[tuple[str, l
             stack.append(value)
 
 
+def _folders(pairs: Sequence[tuple[Any, Any]]) -> list[str]:
+    """The distinct working folders an object's ``_FOLDER_FIELDS`` name (a key given twice gives each)."""
+    return list(dict.fromkeys(value for key, value in pairs if key in _FOLDER_FIELDS and isinstance(value, str)
+                              and value))
+
+
 def _path_forms(text: str) -> list[str]:
     """The paths a string input may name: trimmed as JavaScript trims, one line; a file URL as the paths it names
     (``_url_paths``). Lengths are bounded after collapsing (``Paths.hit``): a tool may normalise a long ``./././``
     path to a short one."""
     if ":" in text:
         url = text.strip(_URL_TRIMMED).translate(_URL_DROPPED)
-        if url[:5].lower() == "file:":
-            return _url_paths(url[5:])
+        if url[:5].lower() == "file:":  # and as written: a tool that takes no URLs resolves ``file:/../x`` as a path
+            return list(dict.fromkeys([*_one_line(text), *_url_paths(url[5:])]))
+    return _one_line(text)
+
+
+def _one_line(text: str) -> list[str]:
+    """A string as a path, trimmed: a line break or a NUL byte names no file, unless ``..`` removes the segment
+    holding it, as a tool that normalises a path before opening it does (``x\x00/../verigate.yaml``)."""
     text = text.strip(TRIMMED)
-    if not text or "\n" in text or "\x00" in text:
-        return []
-    return [text]
+    if "\n" in text or "\x00" in text:
+        text = os.path.normpath(text) if ".." in text else ""
+    return [text] if text and "\n" not in text and "\x00" not in text else []
 
 
 def _url_paths(rest: str) -> list[str]:
@@ -297,10 +313,11 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
     field = FILE_TOOLS.get(tool_name)
     # a relative path is resolved against the hook's cwd, and against a shell tool's own working folder (Codex's
     # ``workdir``) when it names one: both are checked
-    workdir = tool_input.get("workdir")
-    if isinstance(workdir, str) and not nameable(workdir):
-        return f"the {tool_name} workdir {workdir!r} names no folder (a NUL byte or an unencodable character)"
-    cwds = [cwd, *([os.path.join(cwd, os.path.expanduser(workdir))] if isinstance(workdir, str) and workdir else [])]
+    refused = _unusable_folders(tool_name, _folders(list(tool_input.items())))
+    if refused is not None:
+        return refused
+    cwds = list(dict.fromkeys([cwd, *(os.path.join(cwd, os.path.expanduser(folder))
+                                      for folder in _folders(list(tool_input.items())))]))
 
     def hit(path: str) -> str | None:
         return next((label for base in cwds if (label := paths.hit(path, base)) is not None), None)
@@ -317,16 +334,20 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
     if tool_name not in READ_ONLY_TOOLS:
         # a file tool's other fields are the file's content, not paths or JSON: its target was checked above
         every, embedded = _layers(strings) if field is None else ([], [])
+        checked: set[tuple[str, str]] = set()  # a command repeated, or given with the same folder twice, is read once
         for command, workdirs in _shell_calls(tool_name, [tool_input, *embedded]):
-            unnamed = next((folder for folder in workdirs if not nameable(folder)), None)
-            if unnamed is not None:
-                return f"the {tool_name} input's workdir {unnamed!r} names no folder"
+            refused = _unusable_folders(tool_name, workdirs)
+            if refused is not None:
+                return refused
             bases = dict.fromkeys([*cwds, *(os.path.join(cwd, os.path.expanduser(folder)) for folder in workdirs)])
             for base in bases:
+                if (command, base) in checked:
+                    continue
+                checked.add((command, base))
                 refused, command_words = _shell_violation(command, paths, protected, base, max_command)
                 if refused is not None:
                     return refused
-            words += command_words
+                words += command_words
         for path in _named_paths(every):
             label = hit(path)
             if label is None and tool_name != "Bash" and not path.startswith("/") \
@@ -343,6 +364,17 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
         if text.strip() and is_close_phrase(text):
             return (f"the tool input contains the close phrase {text.strip()!r}: a gate is closed only by a person "
                     "typing it, never by a tool call, a scheduled prompt or another session")
+    return None
+
+
+def _unusable_folders(tool_name: str, folders: Sequence[str]) -> str | None:
+    """Why an object's working folders cannot be checked: one no file system holds, or too many of them."""
+    unnamed = next((folder for folder in folders if not nameable(folder)), None)
+    if unnamed is not None:
+        return f"the {tool_name} working folder {unnamed!r} names no folder (a NUL byte or an unencodable character)"
+    if len(folders) > _FOLDERS_MAX:
+        return (f"the {tool_name} input names {len(folders)} working folders for one command; more than "
+                f"{_FOLDERS_MAX} are too many to check")
     return None
 
 

@@ -97,6 +97,9 @@ def _checkable(path: str, cwd: str) -> str | None:
     than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
     ``os.path.normpath``) opens the short path that ``./`` or ``a/../`` repeated collapses to: such a path is
     checked as that one. Only a path still too long once collapsed is no file."""
+    if path and not nameable(path):
+        # a tool that normalises first drops the segment ``..`` follows (``x\ud800/../verigate.yaml``)
+        path = os.path.normpath(path) if ".." in path else ""
     if not path or not nameable(path):
         return None
     if len(path) <= PATH_MAX:
@@ -152,6 +155,7 @@ class Paths:
         self._named: list[tuple[Target, bool, list[list[str]]]] | None = None
         self._tails: dict[tuple[str, bool], str | None] = {}
         self._suffixes: list[tuple[Target, bool, set[tuple[str, ...]]]] | None = None
+        self._longest = 0
         self.entries_left = GLOB_ENTRIES
         self.globs_left = GLOBS
 
@@ -288,9 +292,11 @@ class Paths:
         if self._suffixes is None:
             self._suffixes = [(target, folds, {tuple(path[start:]) for path in samples for start in range(len(path))})
                               for target, folds, samples in self._sampled()]
+            self._longest = max((len(path) for _, _, samples in self._sampled() for path in samples), default=0)
         for target, folds, suffixes in self._suffixes:
             wanted = tuple(part.casefold() for part in parts) if folds else tuple(parts)
-            heads = [wanted[:end] for end in range(1, len(wanted) + 1)] if target.tree else [wanted]
+            # a head longer than every sample is in no suffix set: a long tail costs no more than a short one
+            heads = [wanted[:end] for end in range(1, min(len(wanted), self._longest) + 1)] if target.tree else [wanted]
             if any(head in suffixes for head in heads):
                 return target.label
         return None
