@@ -17,17 +17,19 @@ from collections.abc import Iterator
 __all__ = ["diff_names"]
 
 # every quantifier is followed by a character it cannot match, or the match is anchored to a short tail: a line of
-# blanks must not make a search quadratic (``re`` holds the GIL, so the hook's watchdog could not fire)
-_HEADER = re.compile(r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)(.*)$")
+# blanks must not make a search quadratic (``re`` holds the GIL, so the hook's watchdog could not fire). Pattern
+# strings, compiled by ``re`` on first use (its cache keeps them): most tool calls hold no patch, and every hook
+# process imports this module
+_HEADER = r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)(.*)$"
 #: a timestamp git and GNU patch take off the end of a name: ISO (``2024-01-01 00:00:00.000 +0000``, a colon in
 #: the zone too) or ctime; searched for in a name's last ``_STAMP_TAIL`` characters only
-_TIMESTAMP = re.compile(r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d\d:?\d\d)?"
-                        r"|\w{3}[^\S\n]+\w{3}[^\S\n]+\d{1,2}[^\S\n]+\d\d:\d\d:\d\d[^\S\n]+\d{4})$")
+_TIMESTAMP = (r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d\d:?\d\d)?"
+              r"|\w{3}[^\S\n]+\w{3}[^\S\n]+\d{1,2}[^\S\n]+\d\d:\d\d:\d\d[^\S\n]+\d{4})$")
 _STAMP_TAIL = 80
 #: a ``diff --git`` line longer than two names of PATH_MAX is read as one name only: git refuses ``./`` in a name,
 #: so no longer line names a file
 _PAIR_MAX = 2 * 4096 + 1
-_OCTAL = re.compile(r"[0-3][0-7][0-7]")
+_OCTAL = r"[0-3][0-7][0-7]"
 #: the markers without which a text holds no header: most strings are not patches
 _MARKERS = ("---", "+++", "diff --git", "rename ", "copy ", "Index:")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
@@ -37,7 +39,7 @@ def diff_names(text: str) -> Iterator[str]:
     """Every name a header of ``text`` gives, as given and stripped as ``_stripped`` says; never ``/dev/null``."""
     if not any(marker in text for marker in _MARKERS):
         return
-    for found in _HEADER.finditer(text):
+    for found in re.finditer(_HEADER, text):
         kind, line = found.group(1), found.group(2).strip()
         renamed = kind.startswith(("rename", "copy"))  # git writes these names without the a/ b/ prefixes
         # as written, and cut at a NUL byte, where both tools' C strings end
@@ -55,7 +57,8 @@ def _names(rest: str) -> list[str]:
             return [quoted]  # else git reads the text as written, as below
     tabbed = rest.split("\t", 1)[0].rstrip()
     head, tail = rest[:-_STAMP_TAIL], rest[-_STAMP_TAIL:]
-    return list(dict.fromkeys((rest, tabbed, rest.split(None, 1)[0] if rest else "", head + _TIMESTAMP.sub("", tail))))
+    unstamped = head + re.sub(_TIMESTAMP, "", tail)
+    return list(dict.fromkeys((rest, tabbed, rest.split(None, 1)[0] if rest else "", unstamped)))
 
 
 def _pair(rest: str) -> list[str]:
@@ -109,7 +112,7 @@ def _unquoted(text: str) -> str | None:
             index += 1
             continue
         following = body[index + 1:index + 2]
-        octal = _OCTAL.match(body, index + 1)
+        octal = re.match(_OCTAL, body[index + 1:index + 4])
         if octal is not None:  # git's: exactly three digits, the first 0-3; anything else fails the name
             out.append(int(octal.group(), 8))
             index += 4
