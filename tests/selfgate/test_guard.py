@@ -85,6 +85,15 @@ DENIED = [
     ("mcp__files__write_file", {"path": "file:/../verigate.yaml", "content": "x"}),
     ("mcp__shell__run", {"command": "echo '{}' > settings.json", "cwd": ".claude"}),
     ("mcp__shell__run", {"command": "echo '{}' > settings.json", "working_directory": ".claude"}),
+    # found by a second review: JSON Python's reader gives up on and Node's reads (deep nesting, a 4,301-digit
+    # number); ``~/..`` to Node's path.resolve, which expands no ``~``; a lone surrogate, which Node writes as
+    # U+FFFD; a camel-cased working folder; a list of commands
+    ("mcp__proxy__call_tool", {"arguments": '{"path": "verigate.yaml", "pad": ' + "[" * 1000 + "]" * 1000 + "}"}),
+    ("mcp__proxy__call_tool", {"arguments": '{"command": "echo x > verigate.yaml", "n": ' + "1" * 4301 + "}"}),
+    ("mcp__files__write_file", {"path": "~/../verigate.yaml", "content": "x"}),
+    ("mcp__proxy__call_tool", {"arguments": '{"path": "~/.claude/settings\\ud800.json", "content": "{}"}'}),
+    ("mcp__shell__run", {"command": "echo '{}' > settings.json", "workingDirectory": ".claude"}),
+    ("mcp__shell__run", {"commands": ["ls", "echo x >> verigate.yaml"]}),
     # more values than the check reads: refused, never read in part
     ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
     # ... counting a diff's headers and the strings of JSON given as a string, which one value may hold by the

@@ -51,6 +51,20 @@ WRITING = {
                                                            + _HUNK),
     "a time zone with a colon": (["git", "apply"], "--- /dev/null\n+++ b/.claude/settings x.json 2024-01-01 00:00:00 "
                                                    "+00:00\n@@ -0,0 +1 @@\n+{}\n"),
+    # found by a second review: a quoted name decoding to a NUL; GNU patch renames what the diff line's first
+    # split names, whatever the rename lines say; git strips -p1 before it cuts a name at a carriage return or a
+    # timestamp of another shape
+    "a quoted name holding an escaped NUL": (["git", "apply"], '--- "a/verigate.yaml\\000x"\n'
+                                                               '+++ "b/verigate.yaml\\000x"\n' + _HUNK),
+    "GNU patch renames by the diff line": (["patch", "-s", "-p1"], "diff --git a/notes.txt b/verigate.yaml\n"
+                                                                   "similarity index 100%\nrename from x1\n"
+                                                                   "rename to x2\n"),
+    "a blank in the first component, a carriage return": (["git", "apply"], "--- x y/verigate.yaml\rjunk\n"
+                                                                             "+++ x y/verigate.yaml\rjunk\n" + _HUNK),
+    "a two-digit year": (["git", "apply"], "--- x y/verigate.yaml 24-01-01 10:00:00\n"
+                                           "+++ x y/verigate.yaml 24-01-01 10:00:00\n" + _HUNK),
+    "a date alone": (["git", "apply"], "--- x y/verigate.yaml 2024-01-01\n+++ x y/verigate.yaml 2024-01-01\n"
+                                       + _HUNK),
 }
 #: the same forms naming ordinary files
 ORDINARY = {

@@ -86,6 +86,9 @@ INPUT_SHAPES = {
     "long relative tails": lambda size: {f"p{index}": "b/" * (size // 60) + f"x{index}" for index in range(30)},
     "many patch headers": lambda size: {"diff": "".join(f"--- a/src/x{index}.py\n+++ b/src/x{index}.py\n"
                                                         for index in range(size // 40))},
+    "diff --git line of quoted names": lambda size: {"diff": "diff --git x" + ' "\\q/a/a/a/a"' * (size // 13)},
+    "paths of thousands of components": lambda size: {f"k{index}": "a/" * (size // 200) + str(index)
+                                                      for index in range(100)},
 }
 
 

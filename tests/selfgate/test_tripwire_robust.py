@@ -3,11 +3,16 @@ to the host, which lets a tool call through when its hook fails."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tripwire_attacks import Project, project
+
+from verigate.selfgate._paths import _realpath
 
 __all__ = ["project"]  # the fixture, imported to be used here
 
@@ -46,3 +51,28 @@ def test_any_command_gets_an_answer(project: Project, command: str) -> None:
 def test_any_tool_input_gets_an_answer(project: Project, tool: str, tool_input: dict[str, Any]) -> None:
     answer = project.check(tool, tool_input)
     assert answer is None or isinstance(answer, str)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Folders, a file, and links: to a folder, to a file, dangling, upwards. Not a link loop: the kernel opens
+    nothing through one (ELOOP), and ``os.path.realpath``'s non-strict answer for it is not a path either takes."""
+    root = tmp_path_factory.mktemp("tree")
+    (root / "d" / "e").mkdir(parents=True)
+    (root / "d" / "f.txt").write_text("x", encoding="utf-8")
+    for name, target in (("to-d", "d"), ("to-f", "d/f.txt"), ("dangling", "nowhere"),
+                         ("up", ".."), ("abs", str(root / "d"))):
+        (root / name).symlink_to(target)
+    (root / "d" / "e" / "back").symlink_to(root)
+    return root
+
+
+PIECES = st.sampled_from(["d", "e", "f.txt", "to-d", "to-f", "dangling", "up", "abs", "back", "x", ".", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, min_size=30, max_size=80))
+def test_long_paths_resolve_as_realpath_does(tree: Path, pieces: list[str]) -> None:
+    # the oracle is os.path.realpath itself; the check takes a shortcut for long paths
+    path = "/".join([str(tree), *pieces])  # as written: "" and "." kept, as a tool input may hold them
+    assert _realpath(path) == os.path.realpath(path)

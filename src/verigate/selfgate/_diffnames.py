@@ -21,14 +21,17 @@ __all__ = ["diff_names"]
 # strings, compiled by ``re`` on first use (its cache keeps them): most tool calls hold no patch, and every hook
 # process imports this module
 _HEADER = r"(?m)^[^\S\n]*(\+\+\+|---|diff --git|(?:rename|copy)[^\S\n]+(?:from|to|old|new)|Index:)(.*)$"
-#: a timestamp git and GNU patch take off the end of a name: ISO (``2024-01-01 00:00:00.000 +0000``, a colon in
-#: the zone too) or ctime; searched for in a name's last ``_STAMP_TAIL`` characters only
-_TIMESTAMP = (r"[^\S\n]+(?:\d{4}-\d\d-\d\d[^\S\n]+\d\d:\d\d:\d\d(?:\.\d+)?(?:[^\S\n]*[+-]\d\d:?\d\d)?"
+#: a timestamp git and GNU patch take off the end of a name: ISO-like (``2024-01-01 00:00:00.000 +0000``, a
+#: two-digit year, a date alone, a colon in the zone or a zone's name) or ctime; searched for in a name's last
+#: ``_STAMP_TAIL`` characters only
+_TIMESTAMP = (r"[^\S\n]+(?:(?:\d\d){1,2}-\d\d?-\d\d?(?:[^\S\n]+\d\d?:\d\d(?::\d\d(?:\.\d+)?)?)?"
+              r"(?:[^\S\n]*(?:[+-]\d\d:?\d\d|[A-Z]{1,5}))?"
               r"|\w{3}[^\S\n]+\w{3}[^\S\n]+\d{1,2}[^\S\n]+\d\d:\d\d:\d\d[^\S\n]+\d{4})$")
 _STAMP_TAIL = 80
 #: a ``diff --git`` line longer than two names of PATH_MAX is read as one name only: git refuses ``./`` in a name,
 #: so no longer line names a file
 _PAIR_MAX = 2 * 4096 + 1
+_PAIR_NAMES = 16
 _OCTAL = r"[0-3][0-7][0-7]"
 #: the markers without which a text holds no header: most strings are not patches
 _MARKERS = ("---", "+++", "diff --git", "rename ", "copy ", "Index:")
@@ -44,13 +47,20 @@ def diff_names(text: str) -> Iterator[str]:
         renamed = kind.startswith(("rename", "copy"))  # git writes these names without the a/ b/ prefixes
         # as written, and cut at a NUL byte, where both tools' C strings end
         for rest in dict.fromkeys((line, line.split("\x00", 1)[0].strip())):
-            for name in _pair(rest) if kind == "diff --git" else _names(rest):
-                if name and name != "/dev/null":
-                    yield from [name] if renamed else _stripped(name)
+            if kind == "diff --git":
+                names = _pair(rest)
+            else:  # git strips ``-p1`` before it cuts the name at a blank or a timestamp: read both ways
+                stripped = rest.partition("/")[2]
+                names = _names(rest) + (_names(stripped) if stripped and not renamed else [])
+            for name in dict.fromkeys(names):
+                for cut in dict.fromkeys((name, name.split("\x00", 1)[0])):  # a quoted name may decode to a NUL
+                    if cut and cut != "/dev/null":
+                        yield from [cut] if renamed else _stripped(cut)
 
 
 def _names(rest: str) -> list[str]:
-    """The readings of one header's name: C-quoted, or up to a tab, up to the first blank, without a timestamp."""
+    """The readings of one header's name: C-quoted, or up to a tab, up to a carriage return, up to the first
+    blank, without a timestamp."""
     if rest.startswith('"'):
         quoted = _unquoted(rest)
         if quoted is not None:
@@ -58,13 +68,15 @@ def _names(rest: str) -> list[str]:
     tabbed = rest.split("\t", 1)[0].rstrip()
     head, tail = rest[:-_STAMP_TAIL], rest[-_STAMP_TAIL:]
     unstamped = head + re.sub(_TIMESTAMP, "", tail)
-    return list(dict.fromkeys((rest, tabbed, rest.split(None, 1)[0] if rest else "", unstamped)))
+    return list(dict.fromkeys((rest, tabbed, rest.split("\r", 1)[0], rest.split(None, 1)[0] if rest else "",
+                               unstamped)))
 
 
 def _pair(rest: str) -> list[str]:
-    """The names of ``diff --git X Y`` as git finds them: C-quoted ones, else every split at a blank into two
-    halves that are equal as written (``-p0``) or without their first components (``x/verigate.yaml
-    y/verigate.yaml``: any prefixes, not only ``a/`` and ``b/``)."""
+    """The names of ``diff --git X Y``: C-quoted ones; the two halves of the first blank, as GNU patch splits the
+    line (renaming, copying or changing the mode of what they name, whatever the ``rename`` lines say); and as git
+    finds them, every split at a blank into halves equal as written (``-p0``) or without their first components
+    (``x/verigate.yaml y/verigate.yaml``: any prefixes). At most ``_PAIR_NAMES`` names."""
     if rest.startswith('"'):
         end = _quote_end(rest)
         first = _unquoted(rest[:end])
@@ -72,15 +84,18 @@ def _pair(rest: str) -> list[str]:
         return [name for name in (first, *(_names(second) if second else [])) if name is not None]
     if len(rest) > _PAIR_MAX:
         return [rest]
-    names: list[str] = []
+    first_blank = re.search(r"[ \t]", rest)
+    names = [rest[:first_blank.start()], rest[first_blank.end():]] if first_blank is not None else [rest]
+    quoted_second = False
     for index, char in enumerate(rest):
-        if char in " \t":
+        if char in " \t" and len(names) < _PAIR_NAMES:
             left, right = rest[:index], rest[index + 1:]
             if left == right or (left.partition("/")[2] == right.partition("/")[2] and "/" in left and "/" in right):
                 names += [left, right]
-            elif right.startswith('"'):
+            elif right.startswith('"') and not quoted_second:  # git's one quoted second name: the first such
+                quoted_second = True
                 names += [left, *_names(right)]
-    return names or [rest]
+    return names
 
 
 def _quote_end(text: str) -> int:

@@ -36,8 +36,10 @@ MAX_COMMAND_CHARS = 256 * 1024
 _COMMAND_FIELDS = ("command", "cmd")
 #: fields naming the folder a shell tool runs its command in (Codex's ``workdir``; an MCP shell server's ``cwd``
 #: …), and how many distinct ones an object may give: each is a further full check of its commands
-_FOLDER_FIELDS = ("workdir", "cwd", "working_directory", "dir")
+_FOLDER_FIELDS = ("workdir", "cwd", "working_directory", "workingDirectory", "working_dir", "dir")
 _FOLDERS_MAX = 4
+#: fields holding a list of shell commands, each one command
+_COMMAND_LIST_FIELDS = ("commands",)
 #: Codex's file edits: a patch with these headers, in any field of any tool (``apply_patch`` in every shape);
 #: compiled by ``re`` on first use, which its cache keeps: most calls never need it
 #: (Codex trims a header line of any Unicode white space, hence ``[^\S\n]`` rather than blanks)
@@ -160,8 +162,8 @@ class _Object(list[tuple[str, Any]]):
 
 def _shell_calls(tool_name: str, values: Sequence[Any]) -> Iterator[tuple[str, list[str]]]:
     """The shell commands the tool input and its JSON texts hold, at any depth (a proxy tool's ``params``, an
-    ``arguments`` text), each with the ``workdir`` strings of the object holding it: a string, or an argument list
-    quoted back into one. Only the top ``command`` string of ``apply_patch`` is not one: it is a patch."""
+    ``arguments`` text), each with the working folders (``_folders``) of the object holding it: a string, or an
+    argument list quoted back into one. Only the top ``command`` string of ``apply_patch`` is not one: a patch."""
     stack = list(values)
     while stack:
         item = stack.pop()
@@ -180,6 +182,8 @@ def _shell_calls(tool_name: str, values: Sequence[Any]) -> Iterator[tuple[str, l
                     yield value, workdirs
                 elif isinstance(value, list) and value and all(isinstance(word, str) for word in value):
                     yield " ".join(_quote(word) for word in value), workdirs
+            elif key in _COMMAND_LIST_FIELDS and isinstance(value, list):
+                yield from ((command, workdirs) for command in value if isinstance(command, str))
             stack.append(value)
 
 
@@ -254,9 +258,11 @@ def _embedded(text: str) -> _Object | list[Any] | None:
         raise _TooMany(f"holds a JSON-like text of more than {_JSON_TEXT_MAX:,} characters")
     import json
 
-    try:
-        value = json.loads(stripped, object_pairs_hook=_Object)
-    except (ValueError, RecursionError):
+    try:  # numbers as floats: a 4,301-digit integer must not hide the text (Node reads it as Infinity)
+        value = json.loads(stripped, object_pairs_hook=_Object, parse_int=float)
+    except RecursionError:  # Node's JSON.parse reads deeper than Python: refused, never skipped
+        raise _TooMany("holds a JSON text nested too deep to read") from None
+    except ValueError:
         return None
     return value if isinstance(value, list) else None
 
@@ -350,8 +356,7 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
                 words += command_words
         for path in _named_paths(every):
             label = hit(path)
-            if label is None and tool_name != "Bash" and not path.startswith("/") \
-                    and path != "~" and not path.startswith("~/"):
+            if label is None and tool_name != "Bash" and not path.startswith("/"):
                 # an MCP server resolves a relative path against its own root, which may not be this cwd: the
                 # path must not be the end of a protected one either (``verigate.yaml``, ``.claude/settings.json``)
                 label = paths.tail_hit(path)

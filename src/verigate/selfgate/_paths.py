@@ -3,6 +3,9 @@
 One ``Paths`` per checked tool call: the protected targets normalised once, answers memoised, and the file-system
 work bounded (``GLOB_ENTRIES`` directory entries listed, ``GLOBS`` patterns resolved) so a command full of globs
 costs time in proportion to its length. Past a bound a glob is *unresolvable*, which the caller refuses.
+
+A little past 400 lines: the path, glob and tail checks share one ``Paths``'s normalised targets and memo tables,
+which split modules would have to pass around.
 """
 
 # os and os.path rather than pathlib: pathlib (with urllib.parse, ipaddress) costs ms on every tool call
@@ -26,6 +29,8 @@ PATH_MAX = 4096
 #: files under a protected folder whose inodes are compared with a hard-linked file's
 _TREE_FILES = 2_000
 _GLOB_CHARS = frozenset("*?[")
+#: paths of at most this many components are resolved by ``os.path.realpath`` itself
+_SHORT_PATH_PARTS = 32
 
 
 class Target:
@@ -78,16 +83,36 @@ def _absolute(path: str, cwd: str) -> str | None:
 
 def normal(path: str, cwd: str) -> str:
     """Absolute, ``..``-free, symlink-resolved; case-folded where the filesystem folds case."""
-    resolved = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    resolved = _realpath(os.path.join(cwd, os.path.expanduser(path)))
     return resolved.casefold() if folds_case(os.path.dirname(resolved)) else resolved
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath``, which lstats every component (missing ones too) and joins the path anew for each: a
+    string of thousands of components costs milliseconds. A long one without ``..`` is resolved as its longest
+    existing prefix, found in a binary search, with the missing rest appended as realpath appends it: nothing
+    exists under a name that is not there, so existence only falls along the path."""
+    parts = path.split(os.sep)
+    if len(parts) <= _SHORT_PATH_PARTS or ".." in parts or parts[0]:  # parts[0] is empty for an absolute path
+        return os.path.realpath(path)
+    found, missing = 1, len(parts) + 1  # parts[:found] exists (the root); parts[:missing] does not
+    while missing - found > 1:
+        middle = (found + missing) // 2
+        if os.path.lexists(os.sep.join(parts[:middle])):
+            found = middle
+        else:
+            missing = middle
+    head = os.path.realpath(os.sep.join(parts[:found]) or os.sep)
+    rest = [part for part in parts[found:] if part not in ("", ".")]
+    return os.path.join(head, *rest) if rest else head
 
 
 def _readings(path: str) -> tuple[str, ...]:
     """The paths a string names to the tools that may open it. ``~name/…`` is that user's home folder to a shell
-    (and to ``os.path.expanduser``), but a folder named ``~name`` to Node's ``path.resolve``, an MCP server and
-    Codex, which expand only ``~`` and ``~/``: ``~root/../verigate.yaml`` is the project's file to them. Both
-    readings are checked."""
-    if path.startswith("~") and path != "~" and not path.startswith("~/"):
+    (and to ``os.path.expanduser``), but a folder named ``~name`` to an MCP server and Codex, which expand only
+    ``~`` and ``~/``; Node's ``path.resolve`` expands none of them (``~/../verigate.yaml`` is the project's file to
+    it). Both readings are checked."""
+    if path.startswith("~"):
         return path, "./" + path
     return (path,)
 
@@ -97,9 +122,12 @@ def _checkable(path: str, cwd: str) -> str | None:
     than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
     ``os.path.normpath``) opens the short path that ``./`` or ``a/../`` repeated collapses to: such a path is
     checked as that one. Only a path still too long once collapsed is no file."""
-    if path and not nameable(path):
+    if path and not nameable(path) and ".." in path:
         # a tool that normalises first drops the segment ``..`` follows (``x\ud800/../verigate.yaml``)
-        path = os.path.normpath(path) if ".." in path else ""
+        path = os.path.normpath(path)
+    if path and "\x00" not in path and not nameable(path):
+        # Node writes a lone surrogate as U+FFFD (``settings\ud800.json`` is a ``settings*.json``)
+        path = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in path)
     if not path or not nameable(path):
         return None
     if len(path) <= PATH_MAX:
