@@ -94,6 +94,11 @@ DENIED = [
     ("mcp__proxy__call_tool", {"arguments": '{"path": "~/.claude/settings\\ud800.json", "content": "{}"}'}),
     ("mcp__shell__run", {"command": "echo '{}' > settings.json", "workingDirectory": ".claude"}),
     ("mcp__shell__run", {"commands": ["ls", "echo x >> verigate.yaml"]}),
+    # found by a third review: a lone surrogate in a glob, which Node passes to bash as U+FFFD, where the bracket
+    # still matches the protected name's letter (through a proxy's JSON text; a hook's own stdin refuses it)
+    ("mcp__proxy__call_tool", {"arguments": '{"command": "echo PWN > verigate.yam[l\\ud800]"}'}),
+    ("Bash", {"command": "echo PWN > .clau[d\ud800]e/setting[s\ud800].json"}),
+    ("Bash", {"command": "cp notes.txt .verigat[e\ud800]/self-gate[s\ud800].jsonl"}),
     # more values than the check reads: refused, never read in part
     ("mcp__files__write_file", {"pad": [0] * 100_001, "path": "src/app.py", "content": "x"}),
     # ... counting a diff's headers and the strings of JSON given as a string, which one value may hold by the

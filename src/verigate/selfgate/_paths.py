@@ -73,9 +73,18 @@ def nameable(path: str) -> bool:
     return True
 
 
+def _as_node_writes(path: str) -> str:
+    """A name no file system holds for a lone surrogate as Node writes it: the surrogate as U+FFFD
+    (``settings\ud800.json`` is a ``settings*.json``; a glob ``verigate.yam[l\ud800]`` matches ``verigate.yaml``)."""
+    if "\x00" in path or nameable(path):
+        return path
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in path)
+
+
 def _absolute(path: str, cwd: str) -> str | None:
-    """``path`` joined to ``cwd`` with ``~`` expanded and collapsed (``os.path.normpath``); None when either names
-    no file."""
+    """``path`` joined to ``cwd`` with ``~`` expanded and collapsed (``os.path.normpath``), a lone surrogate as
+    Node writes it; None when either names no file."""
+    path = _as_node_writes(path)
     if not (nameable(path) and nameable(cwd)):
         return None
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
@@ -93,7 +102,9 @@ def _realpath(path: str) -> str:
     existing prefix, found in a binary search, with the missing rest appended as realpath appends it: nothing
     exists under a name that is not there, so existence only falls along the path."""
     parts = path.split(os.sep)
-    if len(parts) <= _SHORT_PATH_PARTS or ".." in parts or parts[0]:  # parts[0] is empty for an absolute path
+    # parts[0] is empty for an absolute path. Past PATH_MAX an lstat of a prefix fails (ENAMETOOLONG) where
+    # realpath, lstatting the resolved and shorter prefixes, follows a link: such a path takes realpath's way
+    if len(parts) <= _SHORT_PATH_PARTS or ".." in parts or parts[0] or len(path) > PATH_MAX:
         return os.path.realpath(path)
     found, missing = 1, len(parts) + 1  # parts[:found] exists (the root); parts[:missing] does not
     while missing - found > 1:
@@ -125,9 +136,7 @@ def _checkable(path: str, cwd: str) -> str | None:
     if path and not nameable(path) and ".." in path:
         # a tool that normalises first drops the segment ``..`` follows (``x\ud800/../verigate.yaml``)
         path = os.path.normpath(path)
-    if path and "\x00" not in path and not nameable(path):
-        # Node writes a lone surrogate as U+FFFD (``settings\ud800.json`` is a ``settings*.json``)
-        path = "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in path)
+    path = _as_node_writes(path)
     if not path or not nameable(path):
         return None
     if len(path) <= PATH_MAX:
