@@ -3,16 +3,18 @@ reading of a diff-applying tool's input. A superset: every name either tool may 
 given and (but for a rename's or copy's, which carry no prefix) with its first component stripped (``-p0``,
 ``-p1``).
 
-Read: ``--- name`` / ``+++ name`` (up to a tab, up to the first blank, without a trailing timestamp, or C-quoted
-as git quotes names: ``"a/x\\tb"``), ``diff --git a/X b/Y`` (each split into an ``a/`` and a ``b/`` name),
-``rename from`` / ``rename to`` / ``copy from`` / ``copy to`` (and git's older ``rename old`` / ``rename new``),
-and ``Index:`` (Subversion's, which GNU patch reads when the other headers name nothing).
+Read: ``--- name`` / ``+++ name`` and ``Index:`` (Subversion's, which GNU patch reads when the other headers name
+nothing) in every reading ``_names`` lists, ``diff --git X Y`` split as ``_pair`` says, and ``rename from`` /
+``rename to`` / ``copy from`` / ``copy to`` (and git's older ``rename old`` / ``rename new``). The tests apply
+each form with the real tools (``tests/selfgate/test_tripwire_diffs.py``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+
+from ._paths import PATH_MAX
 
 __all__ = ["diff_names"]
 
@@ -30,7 +32,7 @@ _TIMESTAMP = (r"[^\S\n]+(?:(?:\d\d){1,2}-\d\d?-\d\d?(?:[^\S\n]+\d\d?:\d\d(?::\d\
 _STAMP_TAIL = 80
 #: a ``diff --git`` line longer than two names of PATH_MAX is read as one name only: git refuses ``./`` in a name,
 #: so no longer line names a file
-_PAIR_MAX = 2 * 4096 + 1
+_PAIR_MAX = 2 * PATH_MAX + 1
 _PAIR_NAMES = 16
 _OCTAL = r"[0-3][0-7][0-7]"
 #: the markers without which a text holds no header: most strings are not patches
