@@ -319,11 +319,11 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
     field = FILE_TOOLS.get(tool_name)
     # a relative path is resolved against the hook's cwd, and against a shell tool's own working folder (Codex's
     # ``workdir``) when it names one: both are checked
-    refused = _unusable_folders(tool_name, _folders(list(tool_input.items())))
+    folders = _folders(list(tool_input.items()))
+    refused = _unusable_folders(tool_name, folders)
     if refused is not None:
         return refused
-    cwds = list(dict.fromkeys([cwd, *(os.path.join(cwd, os.path.expanduser(folder))
-                                      for folder in _folders(list(tool_input.items())))]))
+    cwds = list(dict.fromkeys([cwd, *_joined(cwd, folders)]))
 
     def hit(path: str) -> str | None:
         return next((label for base in cwds if (label := paths.hit(path, base)) is not None), None)
@@ -345,7 +345,7 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
             refused = _unusable_folders(tool_name, workdirs)
             if refused is not None:
                 return refused
-            bases = dict.fromkeys([*cwds, *(os.path.join(cwd, os.path.expanduser(folder)) for folder in workdirs)])
+            bases = dict.fromkeys([*cwds, *_joined(cwd, workdirs)])
             for base in bases:
                 if (command, base) in checked:
                     continue
@@ -370,6 +370,11 @@ def _violation(tool_name: str, tool_input: Mapping[str, Any], cwd: str, protecte
             return (f"the tool input contains the close phrase {text.strip()!r}: a gate is closed only by a person "
                     "typing it, never by a tool call, a scheduled prompt or another session")
     return None
+
+
+def _joined(cwd: str, folders: Sequence[str]) -> list[str]:
+    """Working folders as paths: relative ones under ``cwd``, ``~`` expanded."""
+    return [os.path.join(cwd, os.path.expanduser(folder)) for folder in folders]
 
 
 def _unusable_folders(tool_name: str, folders: Sequence[str]) -> str | None:

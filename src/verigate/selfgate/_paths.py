@@ -133,12 +133,14 @@ def _checkable(path: str, cwd: str) -> str | None:
     than PATH_MAX, but a tool that normalises a path before opening it (Node's ``path.resolve``,
     ``os.path.normpath``) opens the short path that ``./`` or ``a/../`` repeated collapses to: such a path is
     checked as that one. Only a path still too long once collapsed is no file."""
-    if path and not nameable(path) and ".." in path:
-        # a tool that normalises first drops the segment ``..`` follows (``x\ud800/../verigate.yaml``)
-        path = os.path.normpath(path)
-    path = _as_node_writes(path)
-    if not path or not nameable(path):
+    if not path:
         return None
+    if not nameable(path):
+        if ".." in path:  # a tool that normalises first drops the segment ``..`` follows (``x\ud800/../x``)
+            path = os.path.normpath(path)
+        path = _as_node_writes(path)
+        if not nameable(path):
+            return None
     if len(path) <= PATH_MAX:
         return path
     collapsed = _absolute(path, cwd)
