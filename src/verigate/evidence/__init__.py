@@ -20,12 +20,13 @@ from ._delivery import (
     entry_id,
     load_entries,
 )
+from ._gitname import repository_name
 from ._harness import corpus_hash, harness_version
 from ._privacy import check_output_privacy, redact
 from ._produce import produce, write_evidence
 from ._producer import Injected, TaskSources, build_evidence
 from ._scrub import secret_scanner
-from ._sources import read_arbiter_records, read_c3, read_record, read_task_sources, repository_name
+from ._sources import read_arbiter_records, read_c3, read_record, read_task_sources
 from ._verify import unavailable_paths, verify
 
 __all__ = [

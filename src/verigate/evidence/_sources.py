@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _json as strict_json
-from .._errors import EvidenceError, InputError
+from .._errors import EvidenceError
 from ._c3 import ARTIFACTS, parse_c3
 from ._delivery import load_entries
 from ._files import (
@@ -37,7 +37,6 @@ __all__ = [
     "read_record_text",
     "read_task_sources",
     "repo_relative",
-    "repository_name",
 ]
 
 _TASK_PART = re.compile(r"^TASK-[0-9]{4}$")
@@ -133,22 +132,3 @@ def read_task_sources(task_dir: Path, runs_dir: Path | None = None) -> TaskSourc
         arbiter_records=read_arbiter_records(runs_dir),
         secrets=secret_scanner(),
     )
-
-
-def repository_name(repo_dir: Path) -> str:
-    """The owner-stripped repository name from the ``origin`` remote URL (dulwich; no git binary)."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-
-    try:
-        with Repo(str(repo_dir)) as repo:
-            config = repo.get_config()
-            url = config.get((b"remote", b"origin"), b"url").decode("utf-8")
-    except NotGitRepository as exc:
-        raise InputError(f"{repo_dir.name!r} is not a git repository", field="--from-git") from exc
-    except KeyError as exc:
-        raise InputError("the repository has no remote 'origin' url", field="--from-git") from exc
-    name = re.split(r"[/:]", url.rstrip("/"))[-1].removesuffix(".git")
-    if not name:
-        raise InputError("cannot take a repository name from the origin url", field="--from-git")
-    return name
