@@ -198,6 +198,52 @@ def test_no_hostile_value_in_the_task_folder_is_an_internal_error(tmp_path_facto
             produce(task, runs_dir=runs_dir, **produce_kwargs())
 
 
+_SCHEMA = Path(__file__).parents[2] / "schemas" / "run-evidence.schema.json"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_loosened_schema_never_lets_a_malformed_ev_crash_the_verifier(tmp_path_factory: pytest.TempPathFactory,
+                                                                         data: st.DataObject) -> None:
+    # a --schema that requires nothing and lets every key hold anything: the EV's fields dropped or given any JSON
+    # value are still a verdict (the shipped contract's floor), never a KeyError or TypeError of the verifier
+    root = tmp_path_factory.mktemp("loose")
+    task = write_merge_task(root)
+    ev = _fullest(task)
+    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    loose = {**shipped, "required": [], "properties": {key: {} for key in shipped["properties"]}}
+    loose.pop("$defs", None)
+    schema = _write(loose, root / "loose.schema.json")
+    for key in data.draw(st.lists(st.sampled_from(sorted(shipped["properties"])), min_size=1, max_size=3)):
+        if data.draw(st.booleans()):
+            ev.pop(key, None)
+        else:
+            ev[key] = data.draw(_HOSTILE)
+    with pytest.raises(EvidenceError):  # the partial verdict too: no edit leaves the fullest verdict's reasons
+        verify(ev, task, schema_path=schema)
+
+
+def test_a_schema_may_add_to_the_contract_never_take_from_it(tmp_path: Path) -> None:
+    task = write_merge_task(tmp_path)
+    ev = _fullest(task)
+    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    looser = copy.deepcopy(shipped)
+    looser["required"].remove("ci_outcomes")
+    looser["properties"]["c3_prime_decision_ref"] = {}
+    looser["properties"]["reviewer_notes"] = {"type": "string"}
+    schema = _write(looser, tmp_path / "looser.schema.json")
+    with pytest.raises(EvidencePartialError):  # the fullest verdict, with a key only the new schema knows
+        verify({**ev, "reviewer_notes": "ok"}, task, schema_path=schema)
+    without = {key: value for key, value in ev.items() if key != "ci_outcomes"}
+    with pytest.raises(EvidenceError, match="ci_outcomes") as missing:
+        verify(without, task, schema_path=schema)
+    assert not isinstance(missing.value, EvidencePartialError)
+    done = _cli("evidence", "verify", str(_write({**ev, "c3_prime_decision_ref": "x"}, tmp_path / "ev.json")),
+                str(task), "--schema", str(schema))
+    assert done.returncode == 1 and "c3_prime_decision_ref" in done.stderr and "internal error" not in done.stderr
+
+
 # --- 3. special and huge files: refused (exit 1) at once, never a hang, never all memory --------------------------
 
 def _fifo(path: Path) -> None:

@@ -14,7 +14,7 @@ import attrs
 from .._errors import SchemaError
 from ._files import MAX_JSON_BYTES, RefusedFile, read_regular
 
-__all__ = ["ENFORCED_KEYWORDS", "SCHEMA_NAME", "EvidenceSchema", "load_evidence_schema"]
+__all__ = ["ENFORCED_KEYWORDS", "SCHEMA_NAME", "EvidenceSchema", "load_evidence_schema", "shipped_floor"]
 
 SCHEMA_NAME = "run-evidence.schema.json"
 #: the keywords the compiled validator is confirmed to enforce (tests/evidence compare it with jsonschema)
@@ -58,6 +58,19 @@ def load_evidence_schema(schema_path: Path | None = None) -> EvidenceSchema:
 @functools.cache
 def _shipped_schema() -> EvidenceSchema:
     return _load(None)
+
+
+@functools.cache
+def shipped_floor() -> Callable[[Any], Any]:
+    """The shipped schema without its root ``additionalProperties``: what an EV checked against another schema
+    must hold as well. The verifier's code is written for the shipped contract of its ``SCHEMA_VERSION`` (it reads
+    the fields in the shapes that contract gives them), so a ``--schema`` may add keys and tighten definitions,
+    never loosen one: a key the shipped schema requires stays required, and a known key keeps its definition
+    (before, a ``--schema`` that dropped one let a malformed EV crash the verifier)."""
+    from .. import _data
+
+    floor = {key: value for key, value in _shipped_schema().definition.items() if key != "additionalProperties"}
+    return _data.compile_schema(floor)
 
 
 def _load(schema_path: Path | None) -> EvidenceSchema:

@@ -29,7 +29,7 @@ from ._producer import (
     derive_source_escalations,
     timestamp_order_error,
 )
-from ._schema import EvidenceSchema, load_evidence_schema
+from ._schema import EvidenceSchema, load_evidence_schema, shipped_floor
 from ._scrub import secret_scanner
 from ._sources import read_arbiter_records
 
@@ -91,6 +91,14 @@ def _schema_errors(record: Mapping[str, Any], schema: EvidenceSchema) -> list[st
     except fastjsonschema.JsonSchemaValueException as exc:
         failure = schema_failure(exc)
         return [f"schema 不適合: {failure.field or '<root>'}: {failure.detail}"]
+    floor = shipped_floor() if schema is not load_evidence_schema() else None
+    if floor is not None:
+        try:
+            floor(record)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            failure = schema_failure(exc)
+            return [f"schema 不適合（同梱 schema の契約: --schema は緩められない）: {failure.field or '<root>'}: "
+                    f"{failure.detail}"]
     return []
 
 
