@@ -17,7 +17,7 @@ from pathlib import Path
 from ._errors import InputError
 from ._transcript_lines import bounded_lines, listed_entries, listed_logs, open_log_stream
 
-__all__ = ["session_of", "subagent_files"]
+__all__ = ["journal_session", "session_of", "subagent_files"]
 
 #: every sub-agent transcript's name is ``agent-<id>.jsonl``
 _PREFIX = "agent-"
@@ -85,3 +85,17 @@ def session_of(path: str) -> str | None:
     if os.path.basename(os.path.dirname(folder)) == "workflows":
         folder = os.path.dirname(os.path.dirname(folder))
     return os.path.dirname(folder) + ".jsonl" if os.path.basename(folder) == "subagents" else None
+
+
+def journal_session(path: str) -> str | None:
+    """``<session>.jsonl`` for a Workflow run's journal, ``<session>/subagents/workflows/<run>/journal.jsonl``: the
+    session's bookkeeping beside its Workflow agents' logs, no transcript (``subagent_files`` never reads it);
+    None for any other path."""
+    if os.path.basename(path) != "journal.jsonl":
+        return None
+    workflows = os.path.dirname(os.path.dirname(path))
+    subagents = os.path.dirname(workflows)
+    if os.path.basename(workflows) != "workflows" or os.path.basename(subagents) != "subagents":
+        return None
+    return os.path.dirname(subagents) + ".jsonl"
+

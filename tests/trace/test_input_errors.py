@@ -114,6 +114,28 @@ def test_a_workflow_agent_is_graded_with_its_session(tmp_path: Path) -> None:
         assert option == "--transcript" or "1 file(s)" in result.stderr + result.stdout  # attached, not twice
 
 
+def test_a_workflow_journal_is_its_sessions_bookkeeping_not_a_run(tmp_path: Path) -> None:
+    # ~/.claude/projects/**/*.jsonl matches each Workflow run's journal.jsonl: graded as a transcript of its own, it
+    # was an error, and one made the whole folder's run exit 2
+    session = ClaudeSession(session="s9").prompt("fix it").say("Fixed.").write(tmp_path / "s9.jsonl")
+    run = tmp_path / "s9" / "subagents" / "workflows" / "wf_1"
+    ClaudeSession(session="s9").prompt("go", sidechain=True).say("ok").write(run / "agent-a7.jsonl")
+    journal = run / "journal.jsonl"
+    journal.write_text(json.dumps({"type": "workflow_started", "workflow": "wf_1"}) + "\n", encoding="utf-8")
+    settings = tmp_path / "trace-grader.config.yaml"
+    settings.write_text(json.dumps(config(subagents=True)), encoding="utf-8")
+    from verigate.trace._stream import expand_transcripts
+
+    assert expand_transcripts(str(tmp_path / "**" / "*.jsonl")) == [str(session)]
+    result = cli("grade", "--transcripts", str(tmp_path / "**" / "*.jsonl"), "--config", str(settings),
+                 "--task", "fix")
+    assert result.returncode == 0 and "1 file(s)" in result.stderr + result.stdout, (result.stdout, result.stderr)
+    # matched without its session, a journal is what the pattern asked for: graded, and an error (no transcript)
+    assert expand_transcripts(str(run / "*.jsonl")) == [str(run / "agent-a7.jsonl"), str(journal)]
+    alone = cli("grade", "--transcripts", str(tmp_path / "**" / "journal.jsonl"), "--config", str(settings))
+    assert alone.returncode == 2, (alone.stdout, alone.stderr)
+
+
 @pytest.mark.parametrize("layout", ["a Codex rollout as the session", "a sub-agent's own sub-agent"])
 def test_a_sub_agent_nobody_attaches_is_graded_on_its_own(tmp_path: Path, layout: str) -> None:
     # a sub-agent file was left out of a pattern's files whenever <session>.jsonl matched, but only a Claude Code

@@ -26,7 +26,7 @@ import attrs
 
 from .._config import RedactionConfig
 from .._errors import InputError
-from .._subagent_logs import session_of
+from .._subagent_logs import journal_session, session_of
 from ._config import TraceConfig, load_trace_config
 from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes, rule_registry
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
@@ -66,9 +66,10 @@ def _attached(path: str, matched: set[str], formats: dict[str, str | None]) -> b
 
 
 def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> list[str]:
-    """The files ``pattern`` matches (``~`` expanded, ``**`` any depth, folders left out; see ``_walk``), sorted; a
-    pattern that matches nothing, or more than ``limit`` files, or walks a folder that cannot be listed, is an
-    :class:`InputError` naming it."""
+    """The files ``pattern`` matches (``~`` expanded, ``**`` any depth, folders left out; see ``_walk``), sorted,
+    without the sub-agent logs and Workflow journals a matched session accounts for; a pattern that matches
+    nothing, or more than ``limit`` files, or walks a folder that cannot be listed, is an :class:`InputError`
+    naming it."""
     expanded = os.path.expanduser(pattern)  # quoted on the command line: no shell expanded it
     found: list[str] = []
     for path in matching_paths(expanded):
@@ -83,7 +84,10 @@ def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> li
                          "'**' matches any depth)", source=pattern)
     matched = set(found)
     formats: dict[str, str | None] = {}
-    return sorted(path for path in found if not _attached(path, matched, formats))
+    # a Workflow's journal.jsonl is its session's bookkeeping: with the session matched too, it is no run to grade
+    # (graded, it was an unreadable transcript, and one made the whole folder's run exit 2)
+    return sorted(path for path in found
+                  if journal_session(path) not in matched and not _attached(path, matched, formats))
 
 
 @attrs.frozen
