@@ -187,6 +187,9 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     ("", "n=self-gat; echo x >> .verigate/$n'es.jsonl'"),
     ("", "g='.?erigate/s*l'; echo x | tee -a $g"),
     ("", "HOME=$PWD/.claude; echo '{}' > ~/settings.json"),
+    ("", "rm -rf ~"),
+    # a quoted ~ is a folder named ~ here, not home: cd follows the link it may be
+    ("ln -s ~/.claude '~'", "cd '~' && echo x >> projects/*/*.jsonl"),
     ("", "cd \"$(dirname .verigate/x)\" && echo x >> self-gates.jsonl"),
     ("ln -s .verigate v", "echo x >> v/self-gates.jsonl"),
     ("", "echo x > src/../verigate.yaml"),

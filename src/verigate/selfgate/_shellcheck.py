@@ -198,7 +198,7 @@ class ShellCheck:
             if target.glob:
                 found += [path for path in self.paths.expand(target.pattern, cwd) if os.path.isdir(path)]
             else:
-                found.append(os.path.realpath(os.path.join(cwd, os.path.expanduser(target.text))))
+                found.append(os.path.realpath(os.path.join(cwd, _as_bash_reads(target)[0])))
         if target.glob and self.paths.glob_hit(target.pattern, self.cwds[0]) is not None:
             self.unknown_cwd = True  # a glob naming a protected folder that may not exist yet
         for path in found:
@@ -212,7 +212,7 @@ class ShellCheck:
 
     def _path(self, word: Word, ancestors: bool) -> str | None:
         """Why ``word`` names a protected path in any of the working directories, or None."""
-        texts = [(word.text, word.pattern)]
+        texts = [_as_bash_reads(word)]
         if "=" in word.text:  # ``of=…``, ``--output=…``, ``NAME=…``
             texts.append((word.text.split("=", 1)[1], word.pattern.split("=", 1)[1] if word.glob else ""))
         for text, pattern in texts:
@@ -252,6 +252,16 @@ class ShellCheck:
 
 
 _NOISE = str.maketrans("", "", "'\"\\`$")
+
+
+def _as_bash_reads(word: Word) -> tuple[str, str]:
+    """The word's text and pattern as a path: bash expands a leading ``~`` only where the word's source begins
+    with it unquoted, so ``'~'``, ``"~/x"``, ``\\~`` and a ``$var`` holding ``~`` name a folder ``~`` in the current
+    one (``./~``), never the home folder (``rm -rf '~'`` was refused as removing home; ``cd '~'`` was followed
+    home). A source that does begin with ``~`` keeps both readings (``_paths._readings``)."""
+    if word.text.startswith("~") and not word.raw.startswith("~"):
+        return "./" + word.text, "./" + word.pattern if word.glob else word.pattern
+    return word.text, word.pattern
 
 
 def _program(words: Sequence[Word]) -> tuple[str, list[Word]]:
