@@ -118,3 +118,30 @@ def test_pointer_files_are_bounded_and_checked(tmp_path: Path) -> None:
     dot_git.unlink()
     os.mkfifo(dot_git)
     assert "FIFO" in _refusal(repo)
+
+
+def test_a_pointer_to_a_folder_that_is_no_git_folder_is_never_read(tmp_path: Path) -> None:
+    # git's own test of a git folder (HEAD, objects, refs) before its config is read: a .git naming ~/.ssh must not
+    # have ~/.ssh/config parsed, or any of its lines repeated in the error
+    secrets = tmp_path / "dot-ssh"
+    secrets.mkdir()
+    (secrets / "config").write_text("Host bastion.internal\n  User deploy\n", encoding="utf-8")
+    repo = tmp_path / "work"
+    repo.mkdir()
+    (repo / ".git").write_text(f"gitdir: {secrets}\n", encoding="utf-8")
+    message = _refusal(repo)
+    assert "not a git repository" in message and "bastion" not in message
+    # a name the file system refuses (ENAMETOOLONG, not ENOENT) is an answer, not an internal error
+    (repo / ".git").unlink()
+    (repo / ".git").symlink_to("x" * 300)
+    assert "--from-git" in _refusal(repo)
+
+
+@needs_git
+@pytest.mark.parametrize("url", ["https://example.invalid/owner/re\u202epo.git", "x:owner/name\nmore",
+                                 "https://example.invalid/" + "n" * 101, "https://example.invalid/owner/.."])
+def test_only_a_plain_repository_name_reaches_the_ev(tmp_path: Path, url: str) -> None:
+    repo = _repo(tmp_path)
+    quoted = url.replace("\\", "\\\\").replace("\n", "\\n")
+    (repo / ".git" / "config").write_text(f'[remote "origin"]\n\turl = "{quoted}"\n', encoding="utf-8")
+    assert "cannot take a repository name" in _refusal(repo)
