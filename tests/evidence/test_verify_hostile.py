@@ -244,6 +244,35 @@ def test_a_schema_may_add_to_the_contract_never_take_from_it(tmp_path: Path) -> 
     assert done.returncode == 1 and "c3_prime_decision_ref" in done.stderr and "internal error" not in done.stderr
 
 
+def test_a_schema_that_knows_no_shipped_key_cannot_make_a_tampered_ev_legacy(tmp_path: Path) -> None:
+    from verigate._errors import EvidenceLegacyError
+    from verigate.evidence._arbiter import ARBITER_MARKER_KEYS
+
+    task = write_merge_task(tmp_path)
+    ev = {**_fullest(task), "final_head_sha": "f" * 40, **dict.fromkeys(ARBITER_MARKER_KEYS, "x")}
+    schema = _write({"type": "object", "properties": {"note": {}}, "required": []}, tmp_path / "s.json")
+    with pytest.raises(EvidenceError) as caught:
+        verify(ev, task, schema_path=schema)
+    assert not isinstance(caught.value, EvidenceLegacyError | EvidencePartialError)
+
+
+@pytest.mark.parametrize("edit", [
+    {"pattern": "("}, {"pattern": 5}, {"items": 5}, {"anyOf": 5}, {"properties": ["a"]},
+    {"$ref": "file:///dev/zero"}, {"$ref": "ftp://127.0.0.1:9/x"}, {"$ref": "#"}, {"type": "foo"},
+])
+def test_a_malformed_schema_cannot_run_and_never_crashes(edit: dict[str, Any], tmp_path: Path) -> None:
+    from verigate._errors import SchemaError
+
+    task = write_merge_task(tmp_path)
+    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    shipped["properties"]["run_id"] = edit
+    with pytest.raises(SchemaError):  # exit 2: the check never ran
+        verify(_fullest(task), task, schema_path=_write(shipped, tmp_path / "bad.schema.json"))
+    required = {**json.loads(_SCHEMA.read_text(encoding="utf-8")), "required": [1]}
+    with pytest.raises(SchemaError):
+        verify(_fullest(task), task, schema_path=_write(required, tmp_path / "required.schema.json"))
+
+
 # --- 3. special and huge files: refused (exit 1) at once, never a hang, never all memory --------------------------
 
 def _fifo(path: Path) -> None:

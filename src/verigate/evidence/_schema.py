@@ -32,6 +32,10 @@ def _unsupported(node: Any, path: str) -> list[str]:
     if not isinstance(node, dict):
         return []
     found = [f"{path}/{key}" for key in node if key not in ENFORCED_KEYWORDS]
+    reference = node.get("$ref")
+    if reference is not None and not (isinstance(reference, str) and reference.startswith("#/$defs/")):
+        # the format's own rule (local #/$defs/ only); a file:// reference would be read past the bounded reader
+        found.append(f"{path}/$ref (only #/$defs/… within the schema)")
     for key, value in node.items():
         if key in _SCHEMA_MAPS and isinstance(value, dict):
             found += [hit for name, sub in value.items() for hit in _unsupported(sub, f"{path}/{key}/{name}")]
@@ -112,5 +116,10 @@ def _checked(definition: Any) -> EvidenceSchema:
     unsupported = _unsupported(definition, "#")
     if unsupported:
         raise SchemaError(f"schema を検査に使えないため検査を実行していない: keywords not enforced: {unsupported}")
-    return EvidenceSchema(definition, frozenset(properties), frozenset(map(str, required)),
-                          _data.compile_schema(definition))
+    try:
+        validate = _data.compile_schema(definition)
+    except SchemaError:
+        raise
+    except Exception as exc:  # a keyword of the wrong type (pattern: 5, an invalid regex): fastjsonschema's own
+        raise SchemaError(f"schema を検査に使えないため検査を実行していない: {type(exc).__name__}: {exc}") from None
+    return EvidenceSchema(definition, frozenset(properties), frozenset(map(str, required)), validate)

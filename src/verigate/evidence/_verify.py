@@ -254,7 +254,9 @@ def _check_record(record: Any, task_dir: Path, schema: EvidenceSchema, runs_dir:
                   secrets: Redactor) -> None:
     if not isinstance(record, dict):
         raise EvidenceError(["the EV must be a JSON object"])
-    if is_arbiter_record(record, schema.properties):
+    # an EV that holds a shipped key is no arbiter record, whichever schema it is checked against (a --schema
+    # that knew none of them made a tampered EV with the marker keys "legacy", exit 10, instead of rejected)
+    if is_arbiter_record(record, schema.properties | load_evidence_schema().properties):
         raise EvidenceLegacyError(["legacy: an arbiter run record was given, not run evidence"])
     errors = _schema_errors(record, schema)
     if errors:
