@@ -126,10 +126,13 @@ def test_a_workflow_journal_is_its_sessions_bookkeeping_not_a_run(tmp_path: Path
     settings.write_text(json.dumps(config(subagents=True)), encoding="utf-8")
     from verigate.trace._stream import expand_transcripts
 
-    assert expand_transcripts(str(tmp_path / "**" / "*.jsonl")) == [str(session)]
+    left_out: list[str] = []
+    assert expand_transcripts(str(tmp_path / "**" / "*.jsonl"), left_out=left_out) == [str(session)]
+    assert left_out == [str(journal)]
     result = cli("grade", "--transcripts", str(tmp_path / "**" / "*.jsonl"), "--config", str(settings),
                  "--task", "fix")
     assert result.returncode == 0 and "1 file(s)" in result.stderr + result.stdout, (result.stdout, result.stderr)
+    assert "1 Workflow journal(s) left out" in result.stderr  # said, never silent
     # matched without its session, a journal is what the pattern asked for: graded, and an error (no transcript)
     assert expand_transcripts(str(run / "*.jsonl")) == [str(run / "agent-a7.jsonl"), str(journal)]
     alone = cli("grade", "--transcripts", str(tmp_path / "**" / "journal.jsonl"), "--config", str(settings))
@@ -153,3 +156,21 @@ def test_a_sub_agent_nobody_attaches_is_graded_on_its_own(tmp_path: Path, layout
     from verigate.trace._stream import expand_transcripts
 
     assert str(agent) in expand_transcripts(str(tmp_path / "**" / "*.jsonl"))
+
+
+@pytest.mark.parametrize("session_kind", ["claude-code", "codex"])
+def test_a_transcript_named_journal_is_graded_never_hidden(tmp_path: Path, session_kind: str) -> None:
+    # a path alone left a failing run out of the grade (exit 0): only a file that is no transcript, beside a
+    # Claude Code session's Workflow agents, is the session's bookkeeping
+    if session_kind == "codex":
+        (tmp_path / "s9.jsonl").write_text(_codex(tmp_path).read_text(encoding="utf-8"), encoding="utf-8")
+    else:
+        ClaudeSession(session="s9").prompt("fix it").say("Fixed.").write(tmp_path / "s9.jsonl")
+    planted = tmp_path / "s9" / "subagents" / "workflows" / "wf_1" / "journal.jsonl"
+    ClaudeSession(session="s8").prompt("go").tool("t1", "Bash", {"command": "rm -rf /"}).write(planted)
+    from verigate.trace._stream import expand_transcripts
+
+    left_out: list[str] = []
+    assert str(planted) in expand_transcripts(str(tmp_path / "**" / "*.jsonl"), left_out=left_out)
+    assert left_out == []
+

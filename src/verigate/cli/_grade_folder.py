@@ -80,7 +80,11 @@ def main(args: argparse.Namespace) -> int:
     from ..trace import DEFAULT_KEEP_STEPS, PathDisplay, Source, load_trace_config, report_egress
     from ..trace._stream import GradeTally, expand_transcripts, grade_each
 
-    paths = expand_transcripts(args.transcripts)
+    journals: list[str] = []
+    paths = expand_transcripts(args.transcripts, left_out=journals)
+    if journals:  # said, never silent: a file left out of a grade must be one nobody needs graded
+        print(f"verigate grade: {len(journals)} Workflow journal(s) left out, each its session's bookkeeping "
+              "(no transcript)", file=sys.stderr)
     config = load_trace_config(args.config)
     redaction = load_config().redaction  # the packs of ./verigate.yaml (a broken file is an error, exit 2)
     egress = report_egress(redaction, args.plugin)

@@ -57,19 +57,34 @@ def _attached(path: str, matched: set[str], formats: dict[str, str | None]) -> b
     session = session_of(path)
     if session is None or session not in matched or _attached(session, matched, formats):
         return False
-    if session not in formats:
+    return _format_of(session, formats) == "claude-code"
+
+
+def _bookkeeping(path: str, matched: set[str], formats: dict[str, str | None]) -> bool:
+    """Whether a matched file is a Workflow journal that its matched Claude Code session accounts for: named and
+    placed as one, and no transcript in any format — a transcript planted there under that name is graded."""
+    session = journal_session(path)
+    if session is None or session not in matched or _attached(session, matched, formats):
+        return False
+    return _format_of(session, formats) == "claude-code" and _format_of(path, formats) is None
+
+
+def _format_of(path: str, formats: dict[str, str | None]) -> str | None:
+    """``detect_format`` of ``path``, remembered; None for a file whose format cannot be told or read."""
+    if path not in formats:
         try:
-            formats[session] = detect_format(session)
-        except InputError:  # its session cannot be read: graded on its own (the session's error is reported)
-            formats[session] = None
-    return formats[session] == "claude-code"
+            formats[path] = detect_format(path)
+        except InputError:
+            formats[path] = None
+    return formats[path]
 
 
-def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> list[str]:
+def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES,
+                       left_out: list[str] | None = None) -> list[str]:
     """The files ``pattern`` matches (``~`` expanded, ``**`` any depth, folders left out; see ``_walk``), sorted,
-    without the sub-agent logs and Workflow journals a matched session accounts for; a pattern that matches
-    nothing, or more than ``limit`` files, or walks a folder that cannot be listed, is an :class:`InputError`
-    naming it."""
+    without the sub-agent logs and Workflow journals a matched session accounts for (the journals are appended
+    to ``left_out``); a pattern that matches nothing, or more than ``limit`` files, or walks a folder that cannot
+    be listed, is an :class:`InputError` naming it."""
     expanded = os.path.expanduser(pattern)  # quoted on the command line: no shell expanded it
     found: list[str] = []
     for path in matching_paths(expanded):
@@ -86,8 +101,10 @@ def expand_transcripts(pattern: str, *, limit: int = MAX_TRANSCRIPT_FILES) -> li
     formats: dict[str, str | None] = {}
     # a Workflow's journal.jsonl is its session's bookkeeping: with the session matched too, it is no run to grade
     # (graded, it was an unreadable transcript, and one made the whole folder's run exit 2)
-    return sorted(path for path in found
-                  if journal_session(path) not in matched and not _attached(path, matched, formats))
+    journals = [path for path in found if _bookkeeping(path, matched, formats)]
+    if left_out is not None:
+        left_out += sorted(journals)
+    return sorted(path for path in set(found) - set(journals) if not _attached(path, matched, formats))
 
 
 @attrs.frozen
