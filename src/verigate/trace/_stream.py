@@ -66,7 +66,14 @@ def _bookkeeping(path: str, matched: set[str], formats: dict[str, str | None]) -
     session = journal_session(path)
     if session is None or session not in matched or _attached(session, matched, formats):
         return False
-    return _format_of(session, formats) == "claude-code" and _format_of(path, formats) is None
+    if _format_of(session, formats) != "claude-code" or _format_of(path, formats) is not None:
+        return False
+    try:  # a file that cannot be read is graded, and so reported: "no transcript" must be read to be known
+        with open(path, "rb") as stream:  # noqa: PTH123 -- str paths throughout this module
+            stream.read(1)
+    except OSError:
+        return False
+    return True
 
 
 def _format_of(path: str, formats: dict[str, str | None]) -> str | None:
