@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ._errors import InputError
+from ._regular_file import NotRegularFile, open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -117,17 +118,13 @@ def listed_entries(folder: Path) -> list[Path]:
 
 
 def open_log_file(path: str) -> int:
-    """A descriptor of the session log at ``path``, opened without waiting for a writer (a pipe's open never
-    blocks); anything but a regular file — a pipe, a device, a socket: blocking or endless — is
+    """A descriptor of the session log at ``path``, opened as ``_regular_file`` opens outside input (never waiting
+    for a writer); anything but a regular file — a pipe, a device, a socket: blocking or endless — is
     :func:`not_a_log_file`. Raises OSError as ``os.open`` does."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise not_a_log_file(path, pipes=False)
-    except BaseException:
-        os.close(descriptor)
-        raise
-    return descriptor
+        return open_regular(path)[0]
+    except NotRegularFile:
+        raise not_a_log_file(path, pipes=False) from None
 
 
 def open_log_stream(path: str) -> BinaryIO:

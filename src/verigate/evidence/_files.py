@@ -1,23 +1,21 @@
 """Bounded reads of every file produce and verify take from outside the process: the EV, the task folder's files,
 the arbiter records and a ``--schema`` file. Only a regular file is read, only up to its size bound, never waiting.
 
-Whoever writes a task folder can put a FIFO where a file is expected (an open that waits forever for a writer), a
-link to /dev/zero (a read that never ends) or a sparse file of many GiB (one read that takes all memory). So a
-file is checked with stat before it is opened (a device or FIFO is never opened), opened with O_NONBLOCK (a FIFO
-swapped in after that stat opens at once instead of waiting), checked again on the open descriptor (the file
-actually read), refused when fstat gives a size past the bound, and read for at most bound + 1 bytes (a file
-that grows while it is read is refused too). Links are followed, as the readers always did: a task folder or
-an artifact may be a link, and what it names is held to the same rules.
+Whoever writes a task folder can put a FIFO where a file is expected, a link to /dev/zero or a sparse file of many
+GiB (one read that takes all memory). So a file is opened as ``verigate._regular_file`` opens outside input (a
+regular file only, never waiting), refused when fstat gives a size past the bound, and read for at most bound + 1
+bytes (a file that grows while it is read is refused too). Links are followed, as the readers always did: a task
+folder or an artifact may be a link, and what it names is held to the same rules.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import stat
 
 from .. import _json as strict_json
 from .._errors import EvidenceError
+from .._regular_file import NotRegularFile, RefusedFile, open_regular
 
 __all__ = [
     "MAX_ARTIFACT_BYTES",
@@ -42,35 +40,13 @@ MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 #: every *.json of a runs folder together: the records are all held in memory at once
 MAX_RUNS_BYTES = 64 * 1024 * 1024
 
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-               | getattr(os, "O_BINARY", 0))
 #: the errors for which pathlib's is_file() answers False instead of raising (absent, or a path through a file)
 _ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 _ABSENT_WINDOWS = frozenset({21, 123, 1921})
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-class RefusedFile(Exception):
-    """A file the readers will not read (a refusal of the input, not an I/O failure); ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class NotRegularFile(RefusedFile):
-    """The path names something other than a regular file (a folder, a FIFO, a device, a socket)."""
 
 
 class TooLarge(RefusedFile):
     """The file holds more bytes than its bound."""
-
-
-def _regular(mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "something else")
-        raise NotRegularFile(f"it is {kind}, not a regular file")
 
 
 def _within(size: int, limit: int) -> None:
@@ -81,13 +57,8 @@ def _within(size: int, limit: int) -> None:
 def read_regular(path: str, limit: int) -> bytes:
     """The bytes of the regular file ``path`` (links followed), at most ``limit`` of them. Raises NotRegularFile,
     TooLarge, or OSError / ValueError (no such file, no permission, a NUL in the path) as os does."""
-    # os on a str path, as the readers always read (a Path per file costs the verifier more than the read);
-    # before the open: a device or FIFO is never opened
-    _regular(os.stat(path).st_mode)  # noqa: PTH116
-    fd = os.open(path, _OPEN_FLAGS)
+    fd, status = open_regular(path)  # a str path, as the readers always read (a Path per file costs more)
     try:
-        status = os.fstat(fd)  # what was opened, which may not be what was stat'ed a moment ago
-        _regular(status.st_mode)
         _within(status.st_size, limit)
         return read_bounded(fd, status.st_size, limit)
     finally:
