@@ -17,7 +17,7 @@ from pathlib import Path
 from ._errors import InputError
 from ._transcript_lines import bounded_lines, listed_entries, listed_logs, open_log_stream
 
-__all__ = ["journal_session", "session_of", "subagent_files"]
+__all__ = ["is_workflow_journal", "journal_session", "session_of", "subagent_files"]
 
 #: every sub-agent transcript's name is ``agent-<id>.jsonl``
 _PREFIX = "agent-"
@@ -98,4 +98,29 @@ def journal_session(path: str) -> str | None:
     if os.path.basename(workflows) != "workflows" or os.path.basename(subagents) != "subagents":
         return None
     return os.path.dirname(subagents) + ".jsonl"
+
+
+#: keys through which a reader of any trace format takes a line as an event (a message, a Codex payload, an audit
+#: tool call): a Workflow journal's lines (``started``, ``result``: ``type``, ``key``, ``agentId``, ``result``)
+#: hold none
+_EVENT_KEYS = frozenset({"message", "payload", "tool_name", "tool", "tool_input", "toolUseResult"})
+
+
+def is_workflow_journal(path: str) -> bool:
+    """Whether the file at ``path`` reads as a Workflow run's journal by its own records: every line a JSON object
+    with an ``agentId`` and a ``type`` other than a message's, and none of the keys a transcript reader takes an
+    event from. Anything else — a line that is no JSON object, a line past the bound, a file that cannot be read —
+    is not (it is graded, and so reported)."""
+    try:
+        with open_log_stream(path) as stream:
+            for raw in bounded_lines(stream, path):
+                if not raw.strip():
+                    continue
+                record = json.loads(raw)
+                if not (isinstance(record, dict) and "agentId" in record and isinstance(record.get("type"), str)
+                        and record["type"] not in ("user", "assistant") and _EVENT_KEYS.isdisjoint(record)):
+                    return False
+    except (OSError, ValueError, RecursionError, InputError):
+        return False
+    return True
 

@@ -121,7 +121,9 @@ def test_a_workflow_journal_is_its_sessions_bookkeeping_not_a_run(tmp_path: Path
     run = tmp_path / "s9" / "subagents" / "workflows" / "wf_1"
     ClaudeSession(session="s9").prompt("go", sidechain=True).say("ok").write(run / "agent-a7.jsonl")
     journal = run / "journal.jsonl"
-    journal.write_text(json.dumps({"type": "workflow_started", "workflow": "wf_1"}) + "\n", encoding="utf-8")
+    journal.write_text("".join(json.dumps(line) + "\n" for line in (  # Claude Code 2.1's journal lines
+        {"type": "started", "key": "v2:b672316a", "agentId": "a7"},
+        {"type": "result", "key": "v2:b672316a", "agentId": "a7", "result": {"verdict": "ok"}})), encoding="utf-8")
     settings = tmp_path / "trace-grader.config.yaml"
     settings.write_text(json.dumps(config(subagents=True)), encoding="utf-8")
     from verigate.trace._stream import expand_transcripts
@@ -168,6 +170,12 @@ def test_a_transcript_named_journal_is_graded_never_hidden(tmp_path: Path, sessi
         ClaudeSession(session="s9").prompt("fix it").say("Fixed.").write(tmp_path / "s9.jsonl")
     planted = tmp_path / "s9" / "subagents" / "workflows" / "wf_1" / "journal.jsonl"
     ClaudeSession(session="s8").prompt("go").tool("t1", "Bash", {"command": "rm -rf /"}).write(planted)
+    lines = planted.read_text(encoding="utf-8").splitlines()
+    # the run's lines without the keys the format is detected by, after a journal's own lines
+    stripped = [json.dumps({k: v for k, v in json.loads(line).items() if k not in ("uuid", "sessionId")})
+                for line in lines]
+    journal_head = json.dumps({"type": "started", "key": "v2:x", "agentId": "a7"})
+    planted.write_text("\n".join([journal_head, *stripped]) + "\n", encoding="utf-8")
     from verigate.trace._stream import expand_transcripts
 
     left_out: list[str] = []

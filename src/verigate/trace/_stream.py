@@ -26,7 +26,7 @@ import attrs
 
 from .._config import RedactionConfig
 from .._errors import InputError
-from .._subagent_logs import journal_session, session_of
+from .._subagent_logs import is_workflow_journal, journal_session, session_of
 from ._config import TraceConfig, load_trace_config
 from ._grade import DEFAULT_KEEP_STEPS, Source, _grade_source, _report, report_notes, rule_registry
 from ._model import GradeReport, JudgeAxis, RunResult, RunVerdict
@@ -62,18 +62,12 @@ def _attached(path: str, matched: set[str], formats: dict[str, str | None]) -> b
 
 def _bookkeeping(path: str, matched: set[str], formats: dict[str, str | None]) -> bool:
     """Whether a matched file is a Workflow journal that its matched Claude Code session accounts for: named and
-    placed as one, and no transcript in any format — a transcript planted there under that name is graded."""
+    placed as one, and a journal by its own records (``is_workflow_journal``) — a transcript planted there under
+    that name, or a file that cannot be read whole, is graded."""
     session = journal_session(path)
     if session is None or session not in matched or _attached(session, matched, formats):
         return False
-    if _format_of(session, formats) != "claude-code" or _format_of(path, formats) is not None:
-        return False
-    try:  # a file that cannot be read is graded, and so reported: "no transcript" must be read to be known
-        with open(path, "rb") as stream:  # noqa: PTH123 -- str paths throughout this module
-            stream.read(1)
-    except OSError:
-        return False
-    return True
+    return _format_of(session, formats) == "claude-code" and is_workflow_journal(path)
 
 
 def _format_of(path: str, formats: dict[str, str | None]) -> str | None:
