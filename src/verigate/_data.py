@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +100,24 @@ def _refuse_remote(uri: str) -> Any:
     raise SchemaError(f"remote $ref {uri!r} refused: schemas must be self-contained")
 
 
+class _NoRemote(Mapping[str, Callable[[str], Any]]):
+    """fastjsonschema's handlers with every URI scheme refused: it opens a scheme its handlers lack with ``urlopen``
+    (``file:///dev/zero``, a FIFO, ``ftp://``), and a nested ``$id`` makes even a ``#/$defs/…`` reference one of
+    those."""
+
+    def __getitem__(self, scheme: str) -> Callable[[str], Any]:
+        return _refuse_remote
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("*",))
+
+    def __len__(self) -> int:
+        return 1
+
+
 def compile_schema(definition: dict[str, Any]) -> Callable[[Any], Any]:
     """Compile a schema with fastjsonschema: no defaults filled in, no remote references. The compiled code is
     kept in the per-user cache of ``verigate._schema_cache`` (a hook process would compile it at every start)."""
@@ -108,7 +126,7 @@ def compile_schema(definition: dict[str, Any]) -> Callable[[Any], Any]:
     from ._schema_cache import cached_validator
 
     try:
-        return cached_validator(definition, {"http": _refuse_remote, "https": _refuse_remote}, use_default=False)
+        return cached_validator(definition, _NoRemote(), use_default=False)
     except fastjsonschema.JsonSchemaDefinitionException as exc:
         raise SchemaError(f"schema does not compile: {exc}") from exc
 

@@ -268,6 +268,12 @@ def test_a_malformed_schema_cannot_run_and_never_crashes(edit: dict[str, Any], t
     shipped["properties"]["run_id"] = edit
     with pytest.raises(SchemaError):  # exit 2: the check never ran
         verify(_fullest(task), task, schema_path=_write(shipped, tmp_path / "bad.schema.json"))
+    # a nested $id moves the base of a #/$defs/ reference: fastjsonschema would urlopen the file it names
+    nested = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    nested.setdefault("$defs", {})["b"] = {"type": "string"}
+    nested["properties"]["run_id"] = {"$id": "file:///dev/zero#x", "properties": {"p": {"$ref": "#/$defs/b"}}}
+    with pytest.raises(SchemaError, match="refused"):
+        verify(_fullest(task), task, schema_path=_write(nested, tmp_path / "nested.schema.json"))
     required = {**json.loads(_SCHEMA.read_text(encoding="utf-8")), "required": [1]}
     with pytest.raises(SchemaError):
         verify(_fullest(task), task, schema_path=_write(required, tmp_path / "required.schema.json"))
