@@ -38,7 +38,6 @@ ALLOWED_COMMANDS = [
     "sed -i s/a/b/ src/app.py",
     "rm -rf build dist",
     "rm -rf '~' \"~\" \\~",  # a folder named ~ made by a tool that did not expand it: not home to bash
-    "d='~'; rm -rf $d",
     "cp notes.txt notes2.txt",
     "mkdir -p out && cp src/*.py out/",
     "echo '{}' | jq .",

@@ -190,6 +190,21 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     ("", "rm -rf ~"),
     # a quoted ~ is a folder named ~ here, not home: cd follows the link it may be
     ("ln -s ~/.claude '~'", "cd '~' && echo x >> projects/*/*.jsonl"),
+    # a ~ bash does expand, though the word's source does not begin with it
+    ("", "H=~; rm -rf $H/.claude"),
+    ("", "a=~/.claude; rm -rf \"$a\""),
+    ("", "export H=~; echo x >> $H/.cl*/pro*/*/*.jsonl"),
+    ("", "rm -rf {~,/nonexistent}/.claude"),
+    ("", "echo x | tee {~,/dev/null}/.cl*/pro*/*/*.jsonl"),
+    ("", "bash -c 'rm -rf {~,x}/.claude'"),
+    # ~+ and ~- (the working folders), an unknown head above protected files, an array
+    ("", "rm -rf ~+/.codex"),
+    ("", "cd src; rm -rf ~-/.claude"),
+    ("", "rm -rf $HOME/.claude"),
+    ("", "H=~; cd $H/.claude && rm -rf projects"),
+    ("", "a=(.codex); rm -rf $a"),
+    ("", "a=/x:~/.claude; IFS=:; rm -rf $a"),
+    ("", "IFS=:; a=/x:~/.claude; rm -rf $a"),
     ("", "cd \"$(dirname .verigate/x)\" && echo x >> self-gates.jsonl"),
     ("ln -s .verigate v", "echo x >> v/self-gates.jsonl"),
     ("", "echo x > src/../verigate.yaml"),

@@ -124,6 +124,8 @@ def _readings(path: str) -> tuple[str, ...]:
     ``~`` and ``~/``; Node's ``path.resolve`` expands none of them (``~/../verigate.yaml`` is the project's file to
     it). Both readings are checked."""
     if path.startswith("~"):
+        if path[1:2] in ("+", "-") and path[2:3] in ("", "/"):  # bash's $PWD and $OLDPWD: a working folder's path
+            return path, "./" + path, "." + path[2:]
         return path, "./" + path
     return (path,)
 
@@ -160,6 +162,11 @@ def _candidates(path: str, cwd: str) -> Iterator[str]:
             continue
 
 
+def _escaped(name: str) -> str:
+    """A literal name as an fnmatch pattern that matches only itself."""
+    return "".join(f"[{char}]" if char in "*?[" else char for char in name)
+
+
 def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part]
 
@@ -192,7 +199,7 @@ class Paths:
         self._globs: dict[tuple[str, str, bool], str | None] = {}
         self._inodes: set[tuple[int, int]] | None = None
         self._named: list[tuple[Target, bool, list[list[str]]]] | None = None
-        self._tails: dict[tuple[str, bool], str | None] = {}
+        self._tails: dict[tuple[str, bool, bool], str | None] = {}
         self._suffixes: list[tuple[Target, bool, set[tuple[str, ...]]]] | None = None
         self._longest = 0
         self.entries_left = GLOB_ENTRIES
@@ -381,10 +388,11 @@ class Paths:
 
     # -- a tail ----------------------------------------------------------------------------------------------
 
-    def tail_hit(self, tail: str, pattern: bool = False) -> str | None:
+    def tail_hit(self, tail: str, pattern: bool = False, above: bool = False) -> str | None:
         """A protected target whose path ends with the relative ``tail`` (``settings.json`` after a ``cd`` to an
-        unknown folder, ``$D/.claude/settings.json``); ``pattern``: the tail is an fnmatch pattern."""
-        key = (tail, pattern)
+        unknown folder, ``$D/.claude/settings.json``); ``pattern``: the tail is an fnmatch pattern; ``above``: or
+        that lies under a folder the tail may name, wherever that folder is (``rm -rf $HOME/.claude``)."""
+        key = (tail, pattern, above)
         if key not in self._tails:
             tail = os.path.normpath(tail)  # before the bound: ``./`` repeated collapses to a short tail
             if len(tail) > PATH_MAX:
@@ -393,6 +401,9 @@ class Paths:
             parts = [part for part in _parts(tail) if part not in (".", "..")]
             if not parts:
                 label = None
+            elif above:  # rare (a remover's word after an expansion or an unknown cd): patterns, literals escaped
+                label = self.names_match(parts if pattern else [_escaped(part) for part in parts], anchored=False,
+                                         above=True)
             else:
                 label = self.names_match(parts, anchored=False) if pattern else self._literal_match(parts)
             self._tails[key] = label if label is not None or pattern else self._glob_tail(parts)

@@ -220,7 +220,8 @@ class ShellCheck:
                 tail = text.rsplit(DYNAMIC, 1)[1]
                 if ancestors and not tail.strip("/."):
                     return "a folder the check cannot expand"  # ``rm -rf "$PWD"``
-                found = self.paths.tail_hit(tail) if "/" in tail else None
+                found = (self.paths.tail_hit(tail) or (self.paths.tail_hit(tail, above=True) if ancestors else None)
+                         if "/" in tail else None)
                 if found is not None:
                     return found
                 continue
@@ -237,7 +238,7 @@ class ShellCheck:
                 if found is not None:
                     return "too many globs to check" if found == "unresolvable" else found
             if self.unknown_cwd and relative:
-                found = self.paths.tail_hit(pattern if word.glob else text, pattern=word.glob)
+                found = self.paths.tail_hit(pattern if word.glob else text, pattern=word.glob, above=ancestors)
                 if found is not None:
                     return found
         return None
@@ -254,12 +255,18 @@ class ShellCheck:
 _NOISE = str.maketrans("", "", "'\"\\`$")
 
 
+#: a word's source holding any of these may carry a ``~`` bash expands: a variable assigned ``a=~/x`` (expanded at
+#: the assignment), a brace alternative (``{~,x}``), a command's output
+_EXPANDING = frozenset("$`{")
+
+
 def _as_bash_reads(word: Word) -> tuple[str, str]:
-    """The word's text and pattern as a path: bash expands a leading ``~`` only where the word's source begins
-    with it unquoted, so ``'~'``, ``"~/x"``, ``\\~`` and a ``$var`` holding ``~`` name a folder ``~`` in the current
-    one (``./~``), never the home folder (``rm -rf '~'`` was refused as removing home; ``cd '~'`` was followed
-    home). A source that does begin with ``~`` keeps both readings (``_paths._readings``)."""
-    if word.text.startswith("~") and not word.raw.startswith("~"):
+    """The word's text and pattern as a path. Bash expands a leading ``~`` only where it is unquoted, so a word
+    whose source is a quoted ``~`` — it begins with ``'``, ``"`` or ``\\`` and holds no expansion — names a folder
+    ``~`` in the current one (``./~``), never home (``rm -rf '~'`` was refused as removing home, and ``cd '~'``
+    followed home). Every other word keeps both readings (``_paths._readings``): ``H=~; rm -rf $H/.claude``."""
+    if (word.text.startswith("~") and word.raw[:1] in ("'", '"', "\\")
+            and _EXPANDING.isdisjoint(word.raw)):
         return "./" + word.text, "./" + word.pattern if word.glob else word.pattern
     return word.text, word.pattern
 
