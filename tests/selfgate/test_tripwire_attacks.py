@@ -203,6 +203,8 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     ("", "rm -rf $HOME/.claude"),
     ("", "H=~; cd $H/.claude && rm -rf projects"),
     ("", "a=(.codex); rm -rf $a"),
+    ("", "cd ~/.claude && rm -rf projects"),
+    ("", "cd ~/.claude/projects && echo x >> */*.jsonl"),
     ("", "a=/x:~/.claude; IFS=:; rm -rf $a"),
     ("", "IFS=:; a=/x:~/.claude; rm -rf $a"),
     ("", "cd \"$(dirname .verigate/x)\" && echo x >> self-gates.jsonl"),

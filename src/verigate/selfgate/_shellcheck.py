@@ -198,7 +198,10 @@ class ShellCheck:
             if target.glob:
                 found += [path for path in self.paths.expand(target.pattern, cwd) if os.path.isdir(path)]
             else:
-                found.append(os.path.realpath(os.path.join(cwd, _as_bash_reads(target)[0])))
+                text = _as_bash_reads(target)[0]
+                # home to bash (``~/x``, ``~name/x``), or a folder named so where ``~name`` is no user
+                readings = [os.path.expanduser(text), *(["./" + text] if text.startswith("~") else [])]
+                found += [os.path.realpath(os.path.join(cwd, reading)) for reading in readings]
         if target.glob and self.paths.glob_hit(target.pattern, self.cwds[0]) is not None:
             self.unknown_cwd = True  # a glob naming a protected folder that may not exist yet
         for path in found:
