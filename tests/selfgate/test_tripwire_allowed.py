@@ -37,7 +37,8 @@ ALLOWED_COMMANDS = [
     "cd src; echo 'b = 2' >> app.py",
     "sed -i s/a/b/ src/app.py",
     "rm -rf build dist",
-    "rm -rf '~' \"~\" \\~",  # a folder named ~ made by a tool that did not expand it: not home to bash
+    "rm -rf \"$BUILD/src\" \"$TMPDIR/build\"",  # an expansion's plain tail: no dot folder on the way
+    "cp -r dist \"$DEPLOY/project\"",
     "cp notes.txt notes2.txt",
     "mkdir -p out && cp src/*.py out/",
     "echo '{}' | jq .",
@@ -62,6 +63,8 @@ CONSERVATIVE_DENIALS = [
     "echo .verigate/self-gates.jsonl | xargs ls",
     "rm -f \"$tmp\"",
     "PATH=/tmp/bin cat verigate.yaml",
+    # a quoted ~ is a folder named ~ to bash, but home to a second shell that reads the word again (eval, | bash)
+    "rm -rf '~'",
 ]
 ALLOWED_TOOLS: list[tuple[str, dict[str, Any]]] = [
     ("Read", {"file_path": STORE}),

@@ -401,11 +401,14 @@ class Paths:
             parts = [part for part in _parts(tail) if part not in (".", "..")]
             if not parts:
                 label = None
-            elif above:  # rare (a remover's word after an expansion or an unknown cd): patterns, literals escaped
-                label = self.names_match(parts if pattern else [_escaped(part) for part in parts], anchored=False,
-                                         above=True)
             else:
                 label = self.names_match(parts, anchored=False) if pattern else self._literal_match(parts)
+                # a remover's word after an expansion or an unknown cd (rare) may also name a folder above one, but
+                # only through a dot folder (``$HOME/.claude``, ``$D/.verigate``): a plain name (``$BUILD/src``,
+                # ``$HOME/projects``) is on the way to some protected file too often to refuse
+                if label is None and above and any(part.startswith(".") and part not in (".", "..") for part in parts):
+                    label = self.names_match(parts if pattern else [_escaped(part) for part in parts],
+                                             anchored=False, above=True)
             self._tails[key] = label if label is not None or pattern else self._glob_tail(parts)
         return self._tails[key]
 

@@ -46,8 +46,6 @@ _SEQUENCE = r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?"
 _GLOB_ESCAPE = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 #: markers of unquoted brace syntax inside a word (pieces are otherwise (text, pattern) pairs)
 _OPEN, _COMMA, _CLOSE = 0, 1, 2
-#: the mark, among the variables, of a command line that assigned IFS (no variable name can collide with it)
-_SPLIT = "\x00IFS"
 #: a dynamic part of a word (``$x``, ``$(…)``): no character a path can hold, so it never matches one
 DYNAMIC = "\x00"
 
@@ -199,13 +197,7 @@ class _Reader:
         if found is None:
             return
         name, value = found.group(1), word.text[found.end():]
-        if name == "IFS" or _SPLIT in self.variables:
-            # a changed IFS splits unquoted expansions where the check does not: from here no variable is known
-            self.variables.clear()
-            self.variables[_SPLIT] = ""
-            return
-        # an array (``a=(.codex)``, read as ``a=`` and a subshell): ``$a`` is its first element, unknown here
-        if DYNAMIC in value or (not value and self.source.startswith("(", self.pos)):
+        if DYNAMIC in value:
             self.variables.pop(name, None)
         else:
             self.variables[name] = (self.variables.get(name, "") if found.group(2) else "") + value

@@ -198,8 +198,9 @@ class ShellCheck:
             if target.glob:
                 found += [path for path in self.paths.expand(target.pattern, cwd) if os.path.isdir(path)]
             else:
-                text = _as_bash_reads(target)[0]
-                # home to bash (``~/x``, ``~name/x``), or a folder named so where ``~name`` is no user
+                # a ~ word is home to bash, and a folder named so where it is quoted (or re-read by a second shell,
+                # which expands it: both are candidates); ~+ and ~- are working folders, which stay candidates
+                text = target.text
                 readings = [os.path.expanduser(text), *(["./" + text] if text.startswith("~") else [])]
                 found += [os.path.realpath(os.path.join(cwd, reading)) for reading in readings]
         if target.glob and self.paths.glob_hit(target.pattern, self.cwds[0]) is not None:
@@ -215,7 +216,7 @@ class ShellCheck:
 
     def _path(self, word: Word, ancestors: bool) -> str | None:
         """Why ``word`` names a protected path in any of the working directories, or None."""
-        texts = [_as_bash_reads(word)]
+        texts = [(word.text, word.pattern)]
         if "=" in word.text:  # ``of=…``, ``--output=…``, ``NAME=…``
             texts.append((word.text.split("=", 1)[1], word.pattern.split("=", 1)[1] if word.glob else ""))
         for text, pattern in texts:
@@ -223,7 +224,10 @@ class ShellCheck:
                 tail = text.rsplit(DYNAMIC, 1)[1]
                 if ancestors and not tail.strip("/."):
                     return "a folder the check cannot expand"  # ``rm -rf "$PWD"``
-                found = (self.paths.tail_hit(tail) or (self.paths.tail_hit(tail, above=True) if ancestors else None)
+                glob = word.glob and DYNAMIC in pattern  # ``$HOME/.cl?ude/settings.js?n``: the tail as a pattern
+                end = pattern.rsplit(DYNAMIC, 1)[1] if glob else tail
+                found = (self.paths.tail_hit(end, pattern=glob)
+                         or (self.paths.tail_hit(end, pattern=glob, above=True) if ancestors else None)
                          if "/" in tail else None)
                 if found is not None:
                     return found
@@ -256,22 +260,6 @@ class ShellCheck:
 
 
 _NOISE = str.maketrans("", "", "'\"\\`$")
-
-
-#: a word's source holding any of these may carry a ``~`` bash expands: a variable assigned ``a=~/x`` (expanded at
-#: the assignment), a brace alternative (``{~,x}``), a command's output
-_EXPANDING = frozenset("$`{")
-
-
-def _as_bash_reads(word: Word) -> tuple[str, str]:
-    """The word's text and pattern as a path. Bash expands a leading ``~`` only where it is unquoted, so a word
-    whose source is a quoted ``~`` — it begins with ``'``, ``"`` or ``\\`` and holds no expansion — names a folder
-    ``~`` in the current one (``./~``), never home (``rm -rf '~'`` was refused as removing home, and ``cd '~'``
-    followed home). Every other word keeps both readings (``_paths._readings``): ``H=~; rm -rf $H/.claude``."""
-    if (word.text.startswith("~") and word.raw[:1] in ("'", '"', "\\")
-            and _EXPANDING.isdisjoint(word.raw)):
-        return "./" + word.text, "./" + word.pattern if word.glob else word.pattern
-    return word.text, word.pattern
 
 
 def _program(words: Sequence[Word]) -> tuple[str, list[Word]]:
