@@ -200,6 +200,7 @@ ATTACKS: list[tuple[str, str]] = [(setup, attack) for setup, attack in [
     # ~+ and ~- (the working folders), an unknown head above protected files, a glob after an expansion
     ("", "rm -rf ~+/.codex"),
     ("", "cd src; rm -rf ~-/.claude"),
+    ("", "cd ~+/.codex && echo x > hooks.json"),
     ("", "rm -rf $HOME/.claude"),
     ("", "cd ~/.claude && rm -rf projects"),
     ("", "echo x >> $HOME/.cl?ude/pro?ects/*/*.jsonl"),

@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "nameable", "normal"]
+__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "nameable", "normal", "readings"]
 
 #: directory entries a check may list while resolving globs, and distinct patterns it may resolve
 GLOB_ENTRIES = 20_000
@@ -118,7 +118,7 @@ def _realpath(path: str) -> str:
     return os.path.join(head, *rest) if rest else head
 
 
-def _readings(path: str) -> tuple[str, ...]:
+def readings(path: str) -> tuple[str, ...]:
     """The paths a string names to the tools that may open it. ``~name/…`` is that user's home folder to a shell
     (and to ``os.path.expanduser``), but a folder named ``~name`` to an MCP server and Codex, which expand only
     ``~`` and ``~/``; Node's ``path.resolve`` expands none of them (``~/../verigate.yaml`` is the project's file to
@@ -150,9 +150,9 @@ def _checkable(path: str, cwd: str) -> str | None:
 
 
 def _candidates(path: str, cwd: str) -> Iterator[str]:
-    """Each reading of ``path`` that names a file (``_readings``, ``_checkable``), normalised; one that cannot be
+    """Each reading of ``path`` that names a file (``readings``, ``_checkable``), normalised; one that cannot be
     resolved names none."""
-    for reading in _readings(path):
+    for reading in readings(path):
         checkable = _checkable(reading, cwd)
         if checkable is None:
             continue

@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 
-from ._paths import Paths
+from ._paths import Paths, readings
 from ._shell import DYNAMIC, Command, Script, Word, parse
 
 __all__ = ["ShellCheck"]
@@ -198,11 +198,10 @@ class ShellCheck:
             if target.glob:
                 found += [path for path in self.paths.expand(target.pattern, cwd) if os.path.isdir(path)]
             else:
-                # a ~ word is home to bash, and a folder named so where it is quoted (or re-read by a second shell,
-                # which expands it: both are candidates); ~+ and ~- are working folders, which stay candidates
-                text = target.text
-                readings = [os.path.expanduser(text), *(["./" + text] if text.startswith("~") else [])]
-                found += [os.path.realpath(os.path.join(cwd, reading)) for reading in readings]
+                # every reading of a ~ word (home; a folder named so where it is quoted, or re-read by a second
+                # shell, which expands it; ~+ and ~- as the working folders) is a candidate
+                found += [os.path.realpath(os.path.join(cwd, os.path.expanduser(reading)))
+                          for reading in readings(target.text)]
         if target.glob and self.paths.glob_hit(target.pattern, self.cwds[0]) is not None:
             self.unknown_cwd = True  # a glob naming a protected folder that may not exist yet
         for path in found:
