@@ -274,6 +274,9 @@ def _is_latin_letter(char: str) -> bool:
     return _is_latin(char) and not char.isdigit()
 
 
+_BEFORE, _AFTER = f"(?<![{_LATIN}])", f"(?![{_LATIN}])"
+
+
 def phrase_regex(phrase: str) -> str:
     """A literal phrase as a regex over folded text: flexible whitespace, Latin word boundaries."""
     words = fold(phrase).split()
@@ -286,10 +289,31 @@ def phrase_regex(phrase: str) -> str:
         parts.append(re.escape(word))
     body = "".join(parts)
     if _is_latin(words[0][0]):
-        body = f"(?<![{_LATIN}])" + body
+        body = _BEFORE + body
     if _is_latin(words[-1][-1]):
-        body += f"(?![{_LATIN}])"
+        body += _AFTER
     return body
+
+
+def _alternation(phrases: Sequence[str], patterns: Sequence[str]) -> str:
+    """The phrases' regexes (``phrase_regex``), then the patterns, as one alternation in that order, with each run
+    of consecutive phrases that have both Latin boundaries sharing one pair: ``(?<!L)(?:a|b)(?!L)`` tries a, then
+    b, at a position exactly as ``(?<!L)a(?!L)|(?<!L)b(?!L)`` does (the lookbehind depends on the position alone;
+    a phrase's regex has no ``|`` of its own), but ``re`` compiles each Latin class once instead of twice a phrase:
+    15 ms → 1.3 ms for a rule of 22 phrases. A pattern is never merged (its own ``|`` would bind differently)."""
+    pieces: list[str] = []
+    run: list[str] = []
+    for regex in [*phrases, ""]:  # "" ends the last run
+        bounded = regex.startswith(_BEFORE) and regex.endswith(_AFTER) and len(regex) > len(_BEFORE + _AFTER)
+        if bounded:
+            run.append(regex[len(_BEFORE):-len(_AFTER)])
+            continue
+        if run:
+            pieces.append(f"{_BEFORE}(?:{'|'.join(run)}){_AFTER}" if len(run) > 1 else f"{_BEFORE}{run[0]}{_AFTER}")
+            run = []
+        if regex:
+            pieces.append(regex)
+    return "|".join(f"(?:{piece})" for piece in [*pieces, *patterns])
 
 
 @attrs.frozen
@@ -327,13 +351,12 @@ def _phrase_pattern(rule: Rule) -> re.Pattern[str]:
     fields = rule.fields
     phrases: Sequence[str] = fields.get("phrases", ())
     patterns: Sequence[str] = fields.get("patterns", ())
-    alternatives = [phrase_regex(phrase) for phrase in phrases if phrase.strip()]
+    regexes = [phrase_regex(phrase) for phrase in phrases if phrase.strip()]
     for pattern in patterns:
         _compile(rule, "patterns", pattern, re.IGNORECASE)
-        alternatives.append(pattern)
-    if not alternatives:
+    if not regexes and not patterns:
         raise rule.error("no phrase or pattern to match", field="phrases")
-    combined = _compile(rule, "patterns", "|".join(f"(?:{alt})" for alt in alternatives), re.IGNORECASE)
+    combined = _compile(rule, "patterns", _alternation(regexes, patterns), re.IGNORECASE)
     if combined.match(""):
         raise rule.error("a pattern matches the empty string", field="patterns")
     return combined
