@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from verigate.evidence import canonical_hash, dump_record, entry_id, sha256_of_bytes
+from verigate.evidence._schema import SCHEMA_NAME
 
 HEAD = "abcdef1234567890abcdef1234567890abcdef12"
 SOURCE = "abc1234"
@@ -101,6 +102,12 @@ def receipt(action_kind: str, round_: int, finding_type: str | None = None, pr: 
 def notice(comment_url: str, **extra: Any) -> dict[str, Any]:
     return {"kind": "notice", "action_id": canonical_hash({"n": comment_url}), "action_kind": "repair_ci",
             "pr_number": PR, "head_sha": HEAD, "comment_url": comment_url, "repair_commit_sha": HEAD[:12], **extra}
+
+
+def shipped_schema() -> dict[str, Any]:
+    """A fresh copy of the shipped EV schema, as the repository holds it (a test edits it into a --schema file)."""
+    schema: dict[str, Any] = json.loads((Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text("utf-8"))
+    return schema
 
 
 def produce_args(task_dir: Path, **overrides: Any) -> list[str]:

@@ -17,6 +17,7 @@ from evidence_helpers import (
     produce_kwargs,
     run_cli,
     secret_shaped,
+    shipped_schema,
     state,
     write_task,
 )
@@ -24,7 +25,6 @@ from evidence_helpers import (
 import verigate.evidence._verify as verify_module
 from verigate._errors import EvidenceError, EvidenceLegacyError, EvidencePartialError, SchemaError
 from verigate.evidence import produce, unavailable_paths, verify
-from verigate.evidence._schema import SCHEMA_NAME
 
 
 def _write(record: Any, tmp_path: Path, name: str = "ev.json") -> Path:
@@ -234,8 +234,7 @@ def test_a_changed_artifact_breaks_the_decision_ref(fullest_ev: dict[str, Any], 
     assert "c3_prime_decision_ref" in _rejected(fullest_ev, merge_task)
 
 
-@pytest.mark.parametrize("key", sorted(json.loads(
-    (Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text(encoding="utf-8"))["required"]))
+@pytest.mark.parametrize("key", sorted(shipped_schema()["required"]))
 def test_removing_any_required_key_is_rejected_naming_it(key: str, fullest_ev: dict[str, Any],
                                                         merge_task: Path) -> None:
     record = {k: v for k, v in fullest_ev.items() if k != key}
@@ -350,20 +349,15 @@ def test_a_missing_schema_cannot_run_exit_2(fullest_ev: dict[str, Any], merge_ta
 
 def test_a_schema_keyword_the_validator_does_not_enforce_cannot_run(fullest_ev: dict[str, Any], merge_task: Path,
                                                                     tmp_path: Path) -> None:
-    schema = _shipped_schema()
+    schema = shipped_schema()
     schema["properties"]["repair_rounds"]["anyOf"][0]["multipleOf"] = 2
     path = _write(schema, tmp_path, "custom.schema.json")
     with pytest.raises(SchemaError, match="multipleOf"):
         verify(fullest_ev, merge_task, schema_path=path)
 
 
-def _shipped_schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads((Path(__file__).parents[2] / "schemas" / SCHEMA_NAME).read_text("utf-8"))
-    return schema
-
-
 def test_key_sets_are_read_from_the_schema(fullest_ev: dict[str, Any], merge_task: Path, tmp_path: Path) -> None:
-    schema = _shipped_schema()
+    schema = shipped_schema()
     schema["properties"]["reviewer_notes"] = {"type": "string"}
     schema["required"].append("reviewer_notes")
     path = _write(schema, tmp_path, "more.schema.json")
@@ -381,7 +375,7 @@ def test_the_verifier_holds_no_literal_key_list() -> None:
     # the key sets come from the schema: no list/tuple/set literal in the verifier names 5 or more required keys
     import ast
 
-    required = set(_shipped_schema()["required"])
+    required = set(shipped_schema()["required"])
     for path in (Path(verify_module.__file__), Path(verify_module.__file__).with_name("_schema.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.List | ast.Tuple | ast.Set):

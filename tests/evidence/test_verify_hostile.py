@@ -25,6 +25,7 @@ from evidence_helpers import (
     assert_fullest,
     produce_args,
     produce_kwargs,
+    shipped_schema,
     write_merge_task,
 )
 from hypothesis import HealthCheck, given, settings
@@ -158,14 +159,16 @@ _HOSTILE = st.recursive(st.none() | st.booleans() | st.integers(-2, 2) | st.floa
                                              "action_kind", "finding_type", "check_summary", "review_disposition",
                                              "reasons", "comment_url", "decision", "run", "run_id", "x"]),
                             inner, max_size=4), max_leaves=8)
+#: each example builds a task folder (hence the function-scoped tmp_path_factory)
+_FOLDER_EXAMPLES = settings(max_examples=120, deadline=None,
+                            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 _ENTRY_KEYS = st.sampled_from(["kind", "state", "head_sha", "pr_number", "reasons", "record", "action_kind",
                                "round", "finding_type", "comment_url", "entry_id"])
 _C3_KEYS = st.sampled_from(["decision", "phase", "source_sha", "plan_hash", "artifact_hashes", "reviewers",
                             "issued_at", "task_id", "_note", "c1_evidence_ref"])
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@_FOLDER_EXAMPLES
 @given(data=st.data())
 def test_no_hostile_value_in_the_task_folder_is_an_internal_error(tmp_path_factory: pytest.TempPathFactory,
                                                                   data: st.DataObject) -> None:
@@ -198,11 +201,7 @@ def test_no_hostile_value_in_the_task_folder_is_an_internal_error(tmp_path_facto
             produce(task, runs_dir=runs_dir, **produce_kwargs())
 
 
-_SCHEMA = Path(__file__).parents[2] / "schemas" / "run-evidence.schema.json"
-
-
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@_FOLDER_EXAMPLES
 @given(data=st.data())
 def test_a_loosened_schema_never_lets_a_malformed_ev_crash_the_verifier(tmp_path_factory: pytest.TempPathFactory,
                                                                          data: st.DataObject) -> None:
@@ -211,7 +210,7 @@ def test_a_loosened_schema_never_lets_a_malformed_ev_crash_the_verifier(tmp_path
     root = tmp_path_factory.mktemp("loose")
     task = write_merge_task(root)
     ev = _fullest(task)
-    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    shipped = shipped_schema()
     loose = {**shipped, "required": [], "properties": {key: {} for key in shipped["properties"]}}
     loose.pop("$defs", None)
     schema = _write(loose, root / "loose.schema.json")
@@ -227,7 +226,7 @@ def test_a_loosened_schema_never_lets_a_malformed_ev_crash_the_verifier(tmp_path
 def test_a_schema_may_add_to_the_contract_never_take_from_it(tmp_path: Path) -> None:
     task = write_merge_task(tmp_path)
     ev = _fullest(task)
-    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    shipped = shipped_schema()
     looser = copy.deepcopy(shipped)
     looser["required"].remove("ci_outcomes")
     looser["properties"]["c3_prime_decision_ref"] = {}
@@ -264,17 +263,17 @@ def test_a_malformed_schema_cannot_run_and_never_crashes(edit: dict[str, Any], t
     from verigate._errors import SchemaError
 
     task = write_merge_task(tmp_path)
-    shipped = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    shipped = shipped_schema()
     shipped["properties"]["run_id"] = edit
     with pytest.raises(SchemaError):  # exit 2: the check never ran
         verify(_fullest(task), task, schema_path=_write(shipped, tmp_path / "bad.schema.json"))
     # a nested $id moves the base of a #/$defs/ reference: fastjsonschema would urlopen the file it names
-    nested = json.loads(_SCHEMA.read_text(encoding="utf-8"))
+    nested = shipped_schema()
     nested.setdefault("$defs", {})["b"] = {"type": "string"}
     nested["properties"]["run_id"] = {"$id": "file:///dev/zero#x", "properties": {"p": {"$ref": "#/$defs/b"}}}
     with pytest.raises(SchemaError, match="refused"):
         verify(_fullest(task), task, schema_path=_write(nested, tmp_path / "nested.schema.json"))
-    required = {**json.loads(_SCHEMA.read_text(encoding="utf-8")), "required": [1]}
+    required = {**shipped_schema(), "required": [1]}
     with pytest.raises(SchemaError):
         verify(_fullest(task), task, schema_path=_write(required, tmp_path / "required.schema.json"))
 
