@@ -18,8 +18,11 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-__all__ = ["GLOBS", "GLOB_ENTRIES", "PATH_MAX", "Paths", "Target", "folds_case", "nameable", "normal", "readings"]
+__all__ = ["GLOBS", "GLOB_ENTRIES", "GLOB_ESCAPE", "PATH_MAX", "Paths", "Target", "folds_case", "nameable", "normal",
+           "readings"]
 
+#: a literal as an fnmatch pattern that matches only itself (``str.translate``): the glob metacharacters bracketed
+GLOB_ESCAPE = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 #: directory entries a check may list while resolving globs, and distinct patterns it may resolve
 GLOB_ENTRIES = 20_000
 GLOBS = 512
@@ -160,11 +163,6 @@ def _candidates(path: str, cwd: str) -> Iterator[str]:
             yield normal(checkable, cwd)
         except (OSError, ValueError):
             continue
-
-
-def _escaped(name: str) -> str:
-    """A literal name as an fnmatch pattern that matches only itself."""
-    return "".join(f"[{char}]" if char in "*?[" else char for char in name)
 
 
 def _parts(path: str) -> list[str]:
@@ -407,7 +405,7 @@ class Paths:
                 # only through a dot folder (``$HOME/.claude``, ``$D/.verigate``): a plain name (``$BUILD/src``,
                 # ``$HOME/projects``) is on the way to some protected file too often to refuse
                 if label is None and above and any(part.startswith(".") and part not in (".", "..") for part in parts):
-                    label = self.names_match(parts if pattern else [_escaped(part) for part in parts],
+                    label = self.names_match(parts if pattern else [part.translate(GLOB_ESCAPE) for part in parts],
                                              anchored=False, above=True)
             self._tails[key] = label if label is not None or pattern else self._glob_tail(parts)
         return self._tails[key]

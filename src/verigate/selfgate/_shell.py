@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from ._paths import GLOB_ESCAPE  # bash's glob metacharacters, escaped where they were quoted
+
 __all__ = ["Command", "Script", "TooComplex", "Word", "ansi_c", "parse"]
 
 #: deepest nesting of ``$(…)``, backticks and process substitutions read (deeper: ``TooComplex``)
@@ -42,8 +44,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _BACKTICK_BODY = r"(?s)[^`\\]*(?:\\.[^`\\]*)*"
 _SEQUENCE = r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?"
-# bash's glob metacharacters, escaped for fnmatch where they were quoted
-_GLOB_ESCAPE = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 #: markers of unquoted brace syntax inside a word (pieces are otherwise (text, pattern) pairs)
 _OPEN, _COMMA, _CLOSE = 0, 1, 2
 #: a dynamic part of a word (``$x``, ``$(…)``): no character a path can hold, so it never matches one
@@ -188,7 +188,7 @@ class _Reader:
         stop = found.start() if found is not None else len(self.source)
         body = self.source[self.pos:stop]
         self.pos = found.end() if found is not None else stop
-        return Word(body, body.translate(_GLOB_ESCAPE), False, False, body)
+        return Word(body, body.translate(GLOB_ESCAPE), False, False, body)
 
     def assign(self, word: Word) -> None:
         """Remember ``NAME=literal`` (wherever it stands: ``export``, ``local`` …); an assignment of something
@@ -392,7 +392,7 @@ def _group(alternatives: list[list[object]]) -> object:
         text = "".join(node[0] for node in inside)  # type: ignore[index]
         items = _sequence(text)
         if items is not None:
-            return [[(item, item.translate(_GLOB_ESCAPE))] for item in items]
+            return [[(item, item.translate(GLOB_ESCAPE))] for item in items]
     return [[("{", "{"), *inside, ("}", "}")]]
 
 
@@ -417,7 +417,7 @@ def _sequence(text: str) -> list[str] | None:
 
 
 def _quoted(text: str) -> tuple[str, str]:
-    return text, text.translate(_GLOB_ESCAPE)
+    return text, text.translate(GLOB_ESCAPE)
 
 
 def _word(pieces: list[_Piece], dynamic: bool, raw: str) -> Word:
