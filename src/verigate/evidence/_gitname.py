@@ -60,16 +60,12 @@ def repository_name(repo_dir: Path) -> str:
 
 def _git_dir(repo_dir: Path) -> Path:
     """The repository's git folder, found as git finds it from a work tree's top: ``.git`` as a folder, ``.git``
-    as a file naming one (a linked worktree, a submodule), or the folder itself when it is a bare repository."""
+    as a file naming one (a linked worktree, a submodule), else the folder itself, a bare repository if git's test
+    in ``repository_name`` passes."""
     dot_git = repo_dir / ".git"
     if _is_dir(dot_git):
         return dot_git
-    pointed = _pointer(dot_git, repo_dir, prefix="gitdir:")
-    if pointed is not None:
-        return pointed
-    if _is_dir(repo_dir / "objects") and _is_dir(repo_dir / "refs"):
-        return repo_dir
-    raise InputError(f"{repo_dir.name!r} is not a git repository", field=_FIELD)
+    return _pointer(dot_git, repo_dir, prefix="gitdir:") or repo_dir
 
 
 def _pointer(path: Path, base: Path, *, prefix: str = "") -> Path | None:
