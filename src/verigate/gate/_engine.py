@@ -33,7 +33,7 @@ from ._convert import unstructure
 from ._ensemble import judge_label
 from ._judge_cache import JudgeCache
 from ._judging import Ensemble, judge_candidate
-from ._offloop import off_loop
+from ._offloop import in_process, off_loop, on_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
@@ -216,20 +216,22 @@ class Gate:
         egress = MemoEgress(self.egress.redactors, self._redaction_cache)
         records = Records(self.store, egress)
         judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
-        # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop
+        # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop; records
+        # that are bounded work without I/O (a small candidate, a store in memory) are written here (_offloop)
+        hop = on_loop if in_process(self.store, self.egress, candidate) else off_loop
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
-            return await off_loop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
+            return await hop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
         timeout_s = self.config.hooks.timeout_s
         telemetry = self._telemetry
         early: asyncio.Future[StageResult] | None = None
-        if self._structural_own:
+        if self._structural_own and hop is off_loop:
             # verigate's own checks read the text and tool calls only (not the attempt): they run on the loop
             # while the worker thread settles the attempt, in the turn the loop would otherwise wait
             early = asyncio.ensure_future(telemetry.stage("structural_check", self._structural, run_structural(
                 self._structural, {"candidate": candidate, "termination": termination, "context": context},
                 timeout_s)))
         try:
-            run = await off_loop(Attempt.begin, candidate, termination, records, judge_engine)
+            run = await hop(Attempt.begin, candidate, termination, records, judge_engine)
         except BaseException:
             if early is not None:
                 early.cancel()
@@ -276,7 +278,8 @@ class Gate:
         hook_records = pre_verify.records + post_verify.records + stop.records
         judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None,
                         judgment=judgment)
-        return await off_loop(run.conclude, judged)
+        # a later attempt reads this request's earlier ones back, of any size: that read takes the hop
+        return await (hop if attempt == 0 else off_loop)(run.conclude, judged)
 
 
 def _checked_context(context: object) -> StageContext:

@@ -15,7 +15,7 @@ from ._engine import (
     run_examples,
 )
 from ._kinds import PhraseKind, RegexKind
-from ._pack import Example, Pack, Rule, is_pack, load_pack, load_pack_text, shipped_packs
+from ._pack import Example, Pack, Rule, is_pack, is_shipped, load_pack, load_pack_text, shipped_packs
 from ._text import TextView, caseless, fold
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "caseless",
     "fold",
     "is_pack",
+    "is_shipped",
     "load_pack",
     "load_pack_text",
     "rule_kinds",

@@ -7,6 +7,7 @@ file's bytes (``_cache``), so that an unchanged pack is not parsed with ruamel a
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,21 @@ def _shipped_pack(name: str) -> Pack:
         available = ", ".join(shipped_packs()) or "none"
         raise RuleError(f"no shipped rule pack named {name!r} (shipped: {available})") from exc
     return load_pack_text(text, f"rules/{name}.yaml")
+
+
+_PACK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def is_shipped(pack: Pack) -> bool:
+    """True for the very pack object this process loaded from verigate's own ``rules/<name>.yaml`` (reviewed
+    rules with their examples run as tests), False for every other pack, a copy or a file of the same name."""
+    name = pack.source.removeprefix("rules/").removesuffix(".yaml")
+    if pack.source != f"rules/{name}.yaml" or not _PACK_NAME.fullmatch(name):
+        return False
+    try:
+        return _shipped_pack(name) is pack
+    except RuleError:
+        return False
 
 
 def shipped_packs() -> tuple[str, ...]:

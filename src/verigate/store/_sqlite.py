@@ -98,6 +98,11 @@ class SqliteStore:
             self.close()
             raise
 
+    @property
+    def in_memory(self) -> bool:
+        """True for ``:memory:``: the store lives in this process and does no I/O (see ``gate._offloop``)."""
+        return self._memory
+
     # connection, schema and error mapping
 
     def _connect(self, create: bool) -> sqlite3.Connection:
@@ -137,6 +142,8 @@ class SqliteStore:
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         conn.execute(f"PRAGMA synchronous = {'FULL' if self._sync_every_write else 'NORMAL'}")
+        if self._memory:  # sorts and statement journals in memory too: a store in memory never touches a file
+            conn.execute("PRAGMA temp_store = MEMORY")
         version = self._check_version(conn)  # the first read: a file that is not a database fails here
         migrated_from = None
         if version != SCHEMA_VERSION:

@@ -1,0 +1,265 @@
+"""When a finalize writes its records on the event loop (``verigate.gate._offloop.in_process``) and that it writes
+exactly what the worker-thread hops write."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import string
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verigate import Candidate, Gate, Termination, ToolObservation, Verdict
+from verigate.gate._offloop import IN_PROCESS_CHARS, _fits, in_process
+from verigate.hookspecs import hookimpl
+from verigate.redact import RulePackRedactor
+from verigate.redact._base import RedactionResult
+from verigate.rules import is_shipped, load_pack
+from verigate.store import SqliteStore
+from verigate.testing import ScriptedJudge
+
+NATURAL = Termination("natural")
+PASS = Verdict(passed=True, score=1.0)
+RETRY = Verdict(passed=False, rubric_misses=("tests_pass",), retryable=True)
+SMALL = Candidate("Fix the failing test.", "Fixed it; pytest: 3 passed.", session_id="s1")
+
+
+class HoppingStore(SqliteStore):
+    """verigate's SQLite store in memory under another type: the gate cannot vouch for it and hops."""
+
+
+class CopyingRedactor:
+    """A plug-in redactor that changes nothing (``verigate_redactors`` of a third party)."""
+
+    name = "copying"
+
+    def redact(self, text: str | bytes) -> RedactionResult:
+        return RedactionResult(text if isinstance(text, str) else text.decode("utf-8", "replace"), ())
+
+
+class Redactors:
+    def __init__(self, *redactors: object) -> None:
+        self.redactors = list(redactors)
+
+    @hookimpl
+    def verigate_redactors(self) -> list[object]:
+        return self.redactors
+
+
+@pytest.fixture
+def gates() -> Iterator[list[Gate]]:
+    opened: list[Gate] = []
+    yield opened
+    for gate in opened:
+        gate.close()
+
+
+def _gate(opened: list[Gate], store: object = ":memory:", *, plugins: Sequence[object] = (),
+          **config: Any) -> Gate:
+    gate = Gate.from_config(config, store=store, plugins=list(plugins), entry_points=False)  # type: ignore[arg-type]
+    opened.append(gate)
+    return gate
+
+
+# ------------------------------------------------------------------ which gates write on the loop
+def test_only_verigates_own_store_in_memory_with_the_shipped_redactors_writes_on_the_loop(
+        gates: list[Gate], tmp_path: Path) -> None:
+    assert in_process(_gate(gates).store, _gate(gates).egress, SMALL)
+    file_gate = _gate(gates, str(tmp_path / "v.db"))
+    assert not in_process(file_gate.store, file_gate.egress, SMALL)  # a file: I/O, the lock of other processes
+    hopping = _gate(gates, HoppingStore(":memory:"))
+    assert not in_process(hopping.store, hopping.egress, SMALL)  # a subclass may do anything in its methods
+    plugin = _gate(gates, plugins=[Redactors(CopyingRedactor())])
+    assert not in_process(plugin.store, plugin.egress, SMALL)  # a third party's redactor
+
+
+def test_a_pack_that_is_not_the_shipped_object_keeps_the_hop(gates: list[Gate], tmp_path: Path) -> None:
+    """A file holding the shipped pack's very text, even named rules/secrets.yaml, is the user's pack."""
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    copy = folder / "secrets.yaml"
+    from verigate import _data
+
+    copy.write_text(_data.read_text("rules", "secrets.yaml"), encoding="utf-8")
+    assert is_shipped(load_pack("secrets")) and not is_shipped(load_pack(copy))
+    extra = _gate(gates, redaction={"packs": ["pii"], "extra_packs": [str(copy)]})
+    assert not in_process(extra.store, extra.egress, SMALL)
+    redactor = extra.egress.redactors[0]
+    assert isinstance(redactor, RulePackRedactor) and not redactor.shipped_only
+    shipped = _gate(gates, redaction={"packs": ["secrets"]})
+    assert in_process(shipped.store, shipped.egress, SMALL)
+
+
+# ------------------------------------------------------------------ how large a candidate may be
+_PLAIN = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers(-10 ** 17, 10 ** 17) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=10), inner, max_size=5),
+    max_leaves=30)
+_ODD = st.sampled_from([b"bytes", bytearray(b"x"), 10 ** 30, object(), frozenset({1}), 3j])
+
+
+def _measure(value: object) -> tuple[int, int, bool]:
+    """(characters of every string, number of values, every value plain) — an independent recursion."""
+    if isinstance(value, str) and type(value) is str:
+        return len(value), 1, True
+    if value is None or type(value) in (bool, float):
+        return 0, 1, True
+    if type(value) is int:
+        return 0, 1, abs(value) < 10 ** 18  # type: ignore[arg-type]
+    if type(value) in (list, tuple):
+        parts = [_measure(item) for item in value]  # type: ignore[attr-defined]
+    elif type(value) is dict:
+        parts = [_measure(item) for pair in value.items() for item in pair]  # type: ignore[attr-defined]
+    else:
+        return 0, 1, False
+    return sum(p[0] for p in parts), 1 + sum(p[1] for p in parts), all(p[2] for p in parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs=st.lists(st.dictionaries(st.text(max_size=8), _PLAIN | _ODD, max_size=4), max_size=4),
+       text=st.text(max_size=300), limit=st.integers(0, 1200))
+def test_a_candidate_fits_only_when_its_strings_stay_within_the_limit(
+        inputs: list[dict[str, Any]], text: str, limit: int) -> None:
+    calls = tuple(ToolObservation("tool", input=value, output=text[:7]) for value in inputs)
+    candidate = Candidate("request", text, tool_calls=calls, requirements=("r",), usage={"in": 3})
+    parts = [candidate.request, candidate.final_text, candidate.session_id, candidate.turn_id,
+             list(candidate.requirements), dict(candidate.usage)]
+    parts += [[call.name, call.output, dict(call.input)] for call in calls]
+    chars, values, plain = _measure(parts)
+    fits = _fits(candidate, limit)
+    if fits:  # sound: nothing unbounded, nothing over the limit
+        assert plain and chars <= limit
+    if plain and chars + 30 * values <= limit:  # and it does not refuse what is clearly small
+        assert fits
+
+
+def test_the_limit_is_the_shipped_one_and_a_larger_candidate_hops(gates: list[Gate]) -> None:
+    gate = _gate(gates)
+    assert in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS - 200)))
+    assert not in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS + 1)))
+    many = tuple(ToolObservation("t", output="y" * 1000) for _ in range(IN_PROCESS_CHARS // 1000 + 1))
+    assert not in_process(gate.store, gate.egress, Candidate("r", "short", tool_calls=many))
+
+
+# ------------------------------------------------------------------ where the writes happen
+class ThreadClock:
+    """A fixed store clock that notes the thread of every store write that asks it for the time."""
+
+    def __init__(self) -> None:
+        self.threads: list[bool] = []  # True: the main thread (the event loop's here)
+
+    def __call__(self) -> datetime:
+        self.threads.append(threading.current_thread() is threading.main_thread())
+        return datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
+
+
+def _finalize_on(store: SqliteStore, candidate: Candidate, steps: Sequence[Verdict],
+                 gates: list[Gate]) -> list[bool]:
+    judge = ScriptedJudge(steps)
+    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[judge], store=store, entry_points=False)
+    gates.append(gate)
+    clock = store._clock
+    assert isinstance(clock, ThreadClock)
+    clock.threads.clear()
+    asyncio.run(gate.finalize(candidate, NATURAL))
+    return clock.threads
+
+
+def test_a_small_first_attempt_writes_on_the_loop_a_large_one_or_another_store_in_a_worker(
+        gates: list[Gate]) -> None:
+    on_loop = _finalize_on(SqliteStore(":memory:", clock=ThreadClock()), SMALL, [PASS], gates)
+    assert on_loop and all(on_loop)
+    large = Candidate("r", "Fixed it. " * (IN_PROCESS_CHARS // 10 + 1), session_id="s1")
+    hopped = _finalize_on(SqliteStore(":memory:", clock=ThreadClock()), large, [PASS], gates)
+    assert hopped and not any(hopped)
+    subclass = _finalize_on(HoppingStore(":memory:", clock=ThreadClock()), SMALL, [PASS], gates)
+    assert subclass and not any(subclass)
+
+
+def test_a_later_attempt_reads_the_earlier_ones_back_in_a_worker(gates: list[Gate]) -> None:
+    store = SqliteStore(":memory:", clock=ThreadClock())
+    judge = ScriptedJudge([RETRY, PASS])
+    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[judge], store=store, entry_points=False)
+    gates.append(gate)
+
+    async def both() -> None:
+        first = await gate.finalize(SMALL, NATURAL)
+        assert first.outcome == "revise"
+        store._clock.threads.clear()  # type: ignore[attr-defined]
+        second = await gate.finalize(Candidate(SMALL.request, "Now pytest: 4 passed.", session_id="s1",
+                                               attempt=first.attempt + 1), NATURAL)
+        assert second.outcome == "completed"
+
+    asyncio.run(both())
+    threads = store._clock.threads  # type: ignore[attr-defined]
+    assert threads[0] and not threads[-1]  # the attempt on the loop; its outcome, with the read, in a worker
+
+
+# ------------------------------------------------------------------ the same records either way
+def _secret() -> str:
+    alphabet = string.ascii_letters + string.digits
+    return "ghp_" + "".join(random.SystemRandom().choice(alphabet) for _ in range(36))
+
+
+def _stored(store: SqliteStore, sessions: Sequence[str]) -> dict[str, Any]:
+    return {
+        "ledger": [(row.seq, row.kind, row.payload) for row in store.ledger()],  # its hashes cover review ids
+        "timeline": {s: [(row.kind, row.payload) for row in store.timeline(s)] for s in sessions},
+        "sessions": {s: store.get_session(s) for s in sessions},
+        "checkpoints": {s: store.latest_checkpoint(s) for s in sessions},
+        "attempts": {s: list(store.attempts(s)) for s in sessions},
+        # one fixed clock: reviews filed in the same microsecond are listed in the order of their random ids
+        "reviews": sorted(repr((r.session_id, r.status, r.candidate)) for r in store.list_reviews()),
+    }
+
+
+_VERDICTS = st.sampled_from([PASS, RETRY, Verdict(passed=False, retryable=False), Verdict(passed=True, score=0.2)])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.text(max_size=60) | st.just("SECRET"), min_size=1, max_size=4),
+       verdicts=st.lists(_VERDICTS, min_size=4, max_size=4),
+       tool_input=st.dictionaries(st.sampled_from(["path", "token", "n"]), st.text(max_size=12) | st.just("SECRET"),
+                                  max_size=3))
+def test_records_on_the_loop_are_those_the_worker_thread_writes(
+        texts: list[str], verdicts: list[Verdict], tool_input: dict[str, str]) -> None:
+    secret = _secret()
+    texts = [text.replace("SECRET", f"token {secret}") for text in texts]
+    tool_input = {key: value.replace("SECRET", secret) for key, value in tool_input.items()}
+    sides = []
+    for store in (SqliteStore(":memory:", clock=ThreadClock()), HoppingStore(":memory:", clock=ThreadClock())):
+        gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[ScriptedJudge(verdicts)], store=store,
+                                entry_points=False)
+        results = []
+        try:
+            for number, text in enumerate(texts):
+                call = ToolObservation("Bash", input=tool_input, output=text, ok=True)
+                session = f"s{number % 2}"
+                attempt = results[-2].attempt + 1 if number >= 2 and results[-2].outcome == "revise" else 0
+                result = asyncio.run(gate.finalize(Candidate("Fix it.", text, tool_calls=(call,),
+                                                             session_id=session, attempt=attempt), NATURAL))
+                results.append(result)
+            sides.append((results, _stored(store, ["s0", "s1"])))
+        finally:
+            gate.close()
+    (ours, our_rows), (theirs, their_rows) = sides
+    assert [_without_ids(result, ours) for result in ours] == [_without_ids(result, theirs) for result in theirs]
+    assert _without_ids(our_rows, ours) == _without_ids(their_rows, theirs)
+    assert secret not in repr(our_rows)
+
+
+def _without_ids(value: object, results: Sequence[Any]) -> str:
+    """``repr(value)`` with each pending review's random id replaced by its place among the results."""
+    text = repr(value)
+    for number, result in enumerate(results):
+        if result.pending_id:
+            text = text.replace(result.pending_id, f"review-{number}")
+    return text
