@@ -52,6 +52,14 @@ GOOD_RULE = """\
   examples: {match: ['ok-1'], no_match: ['ok-']}
 """
 
+PHRASE_RULE = """\
+- id: one-phrase
+  kind: phrase
+  severity: low
+  message: ok
+  phrases: ['wait for me']
+  examples: {match: ['wait for me'], no_match: ['go on']}
+"""
 
 # ------------------------------------------------------------------------------------ shipped packs
 
@@ -102,6 +110,8 @@ def test_redaction_rules_cite_their_format_source(name: str) -> None:
     (_pack(GOOD_RULE.replace("  message: ok\n", "  message: ok\n  group: token\n")),
      r"pack\.yaml:8 group: rule 'ok-rule': the pattern has no named group 'token'"),
     ("verified: false\nforbidden_tools: []\n", r"pack\.yaml:1: not a rule pack"),
+    (_pack(PHRASE_RULE.replace("'wait for me'", '"\\u0307"')),
+     r"pack\.yaml:\d+ phrases: rule 'one-phrase': the phrase '\u0307' is nothing once folded"),
 ])
 def test_a_malformed_pack_is_one_clear_error_with_file_line_and_rule_id(tmp_path: Path, text: str,
                                                                          pattern: str) -> None:
@@ -110,6 +120,12 @@ def test_a_malformed_pack_is_one_clear_error_with_file_line_and_rule_id(tmp_path
         RuleSet.compile([load_pack(path)])
     assert re.search(pattern, str(caught.value)), str(caught.value)
     assert caught.value.exit_code == 2
+
+
+def test_a_phrase_with_a_word_left_once_folded_compiles_and_matches() -> None:
+    rules = RuleSet.compile([load_pack_text(_pack(PHRASE_RULE.replace("'wait for me'", '"wait \\u02d9 me"')),
+                                            "<test>")])
+    assert [match.rule_id for match in rules.scan("please wait  me")] == ["one-phrase"]
 
 
 def test_an_undecodable_pack_file_is_a_rule_error(tmp_path: Path) -> None:

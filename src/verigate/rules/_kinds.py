@@ -372,6 +372,10 @@ class PhraseKind:
         fields = rule.fields
         phrases: Sequence[str] = fields.get("phrases", ())
         patterns: Sequence[str] = fields.get("patterns", ())
+        for phrase in phrases:
+            if phrase.strip() and not fold(phrase).split():  # e.g. a lone combining dot: NFKC folds it away
+                raise rule.error(f"the phrase {phrase!r} is nothing once folded (NFKC, case folding): it would "
+                                 "match any text or none", field="phrases")
         build = functools.partial(_phrase_pattern, rule)
         pattern = _checked_once(rule, "phrase", build) if type(self) is PhraseKind else _eager(build)
         keywords: tuple[str, ...]
