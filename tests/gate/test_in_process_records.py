@@ -4,12 +4,17 @@ exactly what the worker-thread hops write."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import re
+import signal
 import string
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -17,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verigate import Candidate, Gate, Termination, ToolObservation, Verdict
-from verigate.gate._offloop import IN_PROCESS_CHARS, _fits, in_process
+from verigate.gate._offloop import IN_PROCESS_CHARS, STRING_CHARS, _fits, _interrupt_after, in_process
 from verigate.hookspecs import hookimpl
 from verigate.redact import RulePackRedactor
 from verigate.redact._base import RedactionResult
-from verigate.rules import is_shipped, load_pack
+from verigate.rules import PhraseKind, RegexKind, RuleSet, is_own_ruleset, is_shipped, load_pack
 from verigate.store import SqliteStore
 from verigate.testing import ScriptedJudge
 
@@ -92,9 +97,31 @@ def test_a_pack_that_is_not_the_shipped_object_keeps_the_hop(gates: list[Gate], 
     extra = _gate(gates, redaction={"packs": ["pii"], "extra_packs": [str(copy)]})
     assert not in_process(extra.store, extra.egress, SMALL)
     redactor = extra.egress.redactors[0]
-    assert isinstance(redactor, RulePackRedactor) and not redactor.shipped_only
+    assert isinstance(redactor, RulePackRedactor) and not redactor.own_rules
     shipped = _gate(gates, redaction={"packs": ["secrets"]})
     assert in_process(shipped.store, shipped.egress, SMALL)
+
+
+class PluginRegex(RegexKind):
+    """A plug-in's kind under the built-in name, given straight to ``from_packs`` (no registry to refuse it)."""
+
+
+def test_only_rules_compiled_by_verigates_own_kinds_from_shipped_packs_count_as_its_own() -> None:
+    assert RulePackRedactor.from_packs(["secrets"]).own_rules
+    assert RulePackRedactor.from_packs(["secrets"], kinds={"regex": RegexKind(), "phrase": PhraseKind()}).own_rules
+    assert not RulePackRedactor.from_packs(["secrets"], kinds={"regex": PluginRegex(), "phrase": PhraseKind()}
+                                           ).own_rules
+    compiled = RuleSet.compile(["secrets"])
+    assert is_own_ruleset(compiled)
+    by_hand = RuleSet(compiled.compiled, compiled.packs)  # equal, but not what compile built
+    assert by_hand == compiled and not is_own_ruleset(by_hand)
+    assert not RulePackRedactor(by_hand, {}).own_rules
+
+
+def test_an_injected_store_clock_keeps_the_hop(gates: list[Gate]) -> None:
+    store = SqliteStore(":memory:", clock=lambda: datetime(2026, 12, 3, tzinfo=UTC))
+    gate = _gate(gates, store)
+    assert not in_process(gate.store, gate.egress, SMALL)  # the caller's code: it may block
 
 
 # ------------------------------------------------------------------ how large a candidate may be
@@ -137,70 +164,129 @@ def test_a_candidate_fits_only_when_its_strings_stay_within_the_limit(
     fits = _fits(candidate, limit)
     if fits:  # sound: nothing unbounded, nothing over the limit
         assert plain and chars <= limit
-    if plain and chars + 30 * values <= limit:  # and it does not refuse what is clearly small
+    if plain and chars + (STRING_CHARS + 30) * values <= limit:  # and it does not refuse what is clearly small
         assert fits
+
+
+class Impersonating(type):
+    """A metaclass whose classes compare and hash as ``str``: a lookup by type would take them for it."""
+
+    def __eq__(cls, other: object) -> bool:
+        return other is str or type.__eq__(cls, other)
+
+    def __hash__(cls) -> int:
+        return hash(str)
+
+
+class DisguisedText(str, metaclass=Impersonating):
+    def __len__(self) -> int:
+        raise AssertionError("user code ran on the loop")
+
+
+def test_strings_cost_a_redaction_call_each_and_a_disguised_type_never_fits() -> None:
+    tiny = Candidate("r", "done", tool_calls=(ToolObservation("t", input={"k": ["x"] * 2700}),))
+    assert not _fits(tiny, IN_PROCESS_CHARS)  # 2,700 strings of one character: 2,700 redaction calls
+    disguised = Candidate("r", "done", tool_calls=(ToolObservation("t", input={"k": DisguisedText("x")}),))
+    assert not _fits(disguised, IN_PROCESS_CHARS)
 
 
 def test_the_limit_is_the_shipped_one_and_a_larger_candidate_hops(gates: list[Gate]) -> None:
     gate = _gate(gates)
-    assert in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS - 200)))
+    assert in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS - 8 * STRING_CHARS)))
     assert not in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS + 1)))
     many = tuple(ToolObservation("t", output="y" * 1000) for _ in range(IN_PROCESS_CHARS // 1000 + 1))
     assert not in_process(gate.store, gate.egress, Candidate("r", "short", tool_calls=many))
 
 
 # ------------------------------------------------------------------ where the writes happen
-class ThreadClock:
-    """A fixed store clock that notes the thread of every store write that asks it for the time."""
+def _store_calls_on_this_thread(gate: Gate, candidates: Sequence[Candidate]) -> list[str]:
+    """The SQLite store's methods the finalizes of ``candidates`` called on this thread (the event loop's)."""
+    called: list[str] = []
 
-    def __init__(self) -> None:
-        self.threads: list[bool] = []  # True: the main thread (the event loop's here)
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code.co_filename.endswith("_sqlite.py"):
+            called.append(frame.f_code.co_name)
 
-    def __call__(self) -> datetime:
-        self.threads.append(threading.current_thread() is threading.main_thread())
-        return datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
+    async def run() -> None:
+        for candidate in candidates:
+            called.clear()  # only the last finalize's calls count
+            await gate.finalize(candidate, NATURAL)
+
+    sys.setprofile(profile)
+    try:
+        asyncio.run(run())
+    finally:
+        sys.setprofile(None)
+    return called
 
 
-def _finalize_on(store: SqliteStore, candidate: Candidate, steps: Sequence[Verdict],
-                 gates: list[Gate]) -> list[bool]:
-    judge = ScriptedJudge(steps)
-    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[judge], store=store, entry_points=False)
+def _scripted(store: object, steps: Sequence[Verdict], gates: list[Gate]) -> Gate:
+    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[ScriptedJudge(steps)], store=store,
+                            entry_points=False)  # type: ignore[arg-type]
     gates.append(gate)
-    clock = store._clock
-    assert isinstance(clock, ThreadClock)
-    clock.threads.clear()
-    asyncio.run(gate.finalize(candidate, NATURAL))
-    return clock.threads
+    return gate
 
 
 def test_a_small_first_attempt_writes_on_the_loop_a_large_one_or_another_store_in_a_worker(
         gates: list[Gate]) -> None:
-    on_loop = _finalize_on(SqliteStore(":memory:", clock=ThreadClock()), SMALL, [PASS], gates)
-    assert on_loop and all(on_loop)
+    on_loop = _store_calls_on_this_thread(_scripted(":memory:", [PASS], gates), [SMALL])
+    assert {"begin_attempt", "append_ledger", "save_checkpoint"} <= set(on_loop)
     large = Candidate("r", "Fixed it. " * (IN_PROCESS_CHARS // 10 + 1), session_id="s1")
-    hopped = _finalize_on(SqliteStore(":memory:", clock=ThreadClock()), large, [PASS], gates)
-    assert hopped and not any(hopped)
-    subclass = _finalize_on(HoppingStore(":memory:", clock=ThreadClock()), SMALL, [PASS], gates)
-    assert subclass and not any(subclass)
+    assert "begin_attempt" not in _store_calls_on_this_thread(_scripted(":memory:", [PASS], gates), [large])
+    subclass = _store_calls_on_this_thread(_scripted(HoppingStore(":memory:"), [PASS], gates), [SMALL])
+    assert "begin_attempt" not in subclass and "append_ledger" not in subclass
 
 
 def test_a_later_attempt_reads_the_earlier_ones_back_in_a_worker(gates: list[Gate]) -> None:
-    store = SqliteStore(":memory:", clock=ThreadClock())
-    judge = ScriptedJudge([RETRY, PASS])
-    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[judge], store=store, entry_points=False)
-    gates.append(gate)
+    gate = _scripted(":memory:", [RETRY, PASS], gates)
+    again = Candidate(SMALL.request, "Now pytest: 4 passed.", session_id="s1", attempt=1)
+    called = _store_calls_on_this_thread(gate, [SMALL, again])
+    assert "begin_attempt" in called  # the attempt on the loop
+    assert "attempts" not in called and "save_checkpoint" not in called  # its outcome, with the read, in a worker
+    assert gate.store.latest_checkpoint("s1")["attempts"] == 2  # type: ignore[index]
 
-    async def both() -> None:
-        first = await gate.finalize(SMALL, NATURAL)
-        assert first.outcome == "revise"
-        store._clock.threads.clear()  # type: ignore[attr-defined]
-        second = await gate.finalize(Candidate(SMALL.request, "Now pytest: 4 passed.", session_id="s1",
-                                               attempt=first.attempt + 1), NATURAL)
-        assert second.outcome == "completed"
 
-    asyncio.run(both())
-    threads = store._clock.threads  # type: ignore[attr-defined]
-    assert threads[0] and not threads[-1]  # the attempt on the loop; its outcome, with the read, in a worker
+def test_the_loop_never_waits_for_a_store_another_thread_holds(gates: list[Gate]) -> None:
+    gate = _scripted(":memory:", [PASS], gates)
+    store = gate.store
+    assert isinstance(store, SqliteStore) and in_process(store, gate.egress, SMALL)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.held_if_free() as held:
+            assert held
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+
+    async def main() -> tuple[int, str]:
+        ticks = 0
+        finalize = asyncio.ensure_future(gate.finalize(SMALL, NATURAL))
+        while ticks < 5:  # the loop turns while the finalize's step waits for the lock in a worker
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not finalize.done()
+        release.set()
+        return ticks, (await finalize).outcome
+
+    try:
+        assert asyncio.run(main()) == (5, "completed")
+    finally:
+        release.set()
+        holder.join()
+
+
+def test_a_ctrl_c_during_a_step_on_the_loop_is_raised_when_the_step_is_done() -> None:
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    steps: list[str] = []
+    with pytest.raises(KeyboardInterrupt), _interrupt_after():
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("the rest of the step")  # the default handler would have raised before this line
+    assert steps == ["the rest of the step"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 # ------------------------------------------------------------------ the same records either way
@@ -216,7 +302,6 @@ def _stored(store: SqliteStore, sessions: Sequence[str]) -> dict[str, Any]:
         "sessions": {s: store.get_session(s) for s in sessions},
         "checkpoints": {s: store.latest_checkpoint(s) for s in sessions},
         "attempts": {s: list(store.attempts(s)) for s in sessions},
-        # one fixed clock: reviews filed in the same microsecond are listed in the order of their random ids
         "reviews": sorted(repr((r.session_id, r.status, r.candidate)) for r in store.list_reviews()),
     }
 
@@ -235,7 +320,7 @@ def test_records_on_the_loop_are_those_the_worker_thread_writes(
     texts = [text.replace("SECRET", f"token {secret}") for text in texts]
     tool_input = {key: value.replace("SECRET", secret) for key, value in tool_input.items()}
     sides = []
-    for store in (SqliteStore(":memory:", clock=ThreadClock()), HoppingStore(":memory:", clock=ThreadClock())):
+    for store in (SqliteStore(":memory:"), HoppingStore(":memory:")):
         gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[ScriptedJudge(verdicts)], store=store,
                                 entry_points=False)
         results = []
@@ -244,8 +329,9 @@ def test_records_on_the_loop_are_those_the_worker_thread_writes(
                 call = ToolObservation("Bash", input=tool_input, output=text, ok=True)
                 session = f"s{number % 2}"
                 attempt = results[-2].attempt + 1 if number >= 2 and results[-2].outcome == "revise" else 0
-                result = asyncio.run(gate.finalize(Candidate("Fix it.", text, tool_calls=(call,),
-                                                             session_id=session, attempt=attempt), NATURAL))
+                candidate = Candidate("Fix it.", text, tool_calls=(call,), session_id=session, attempt=attempt)
+                assert in_process(store, gate.egress, candidate) is (type(store) is SqliteStore)
+                result = asyncio.run(gate.finalize(candidate, NATURAL))
                 results.append(result)
             sides.append((results, _stored(store, ["s0", "s1"])))
         finally:
@@ -256,9 +342,13 @@ def test_records_on_the_loop_are_those_the_worker_thread_writes(
     assert secret not in repr(our_rows)
 
 
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
 def _without_ids(value: object, results: Sequence[Any]) -> str:
-    """``repr(value)`` with each pending review's random id replaced by its place among the results."""
-    text = repr(value)
+    """``repr(value)`` with each pending review's random id replaced by its place among the results, and every
+    timestamp by one text (the two stores' clocks run on)."""
+    text = _TIMESTAMP.sub("<time>", repr(value))
     for number, result in enumerate(results):
         if result.pending_id:
             text = text.replace(result.pending_id, f"review-{number}")

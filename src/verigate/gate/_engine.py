@@ -33,7 +33,7 @@ from ._convert import unstructure
 from ._ensemble import judge_label
 from ._judge_cache import JudgeCache
 from ._judging import Ensemble, judge_candidate
-from ._offloop import in_process, off_loop, on_loop
+from ._offloop import hop_for, off_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
@@ -218,7 +218,7 @@ class Gate:
         judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop; records
         # that are bounded work without I/O (a small candidate, a store in memory) are written here (_offloop)
-        hop = on_loop if in_process(self.store, self.egress, candidate) else off_loop
+        hop = hop_for(self.store, self.egress, candidate)
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
             return await hop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
         timeout_s = self.config.hooks.timeout_s

@@ -10,21 +10,27 @@ here reuses the daemon workers of the judge's blocking calls (``in_daemon_thread
 - a cancelled caller stops waiting at once while the write in flight finishes, and ``asyncio.run`` (the
   loop's default executor shutdown) still waits for that write before it returns.
 
-A hop exists to keep blocking work off the loop. When a finalize's records are bounded in-process work — verigate's
-own SQLite store in memory (no file, no other process, no I/O at all) and only verigate's own redactors over its
-shipped packs, for a candidate of at most :data:`IN_PROCESS_CHARS` characters — :func:`in_process` says so and the
-gate calls the same functions on the loop (:func:`on_loop`), as it runs its own structural check there. Each hop
-cost more than the work it carried on this 2-core virtual machine (an idle CPU wakes late, and the worker starts
-with a cold cache): the 4 KB finalize of ``benchmarks/bench_peers.py`` takes less than half the time.
+A hop exists to keep blocking work off the loop. When a finalize's records are bounded in-process work —
+verigate's own SQLite store in memory (no file, no other process, no I/O at all; no injected clock), only
+verigate's own redactors over its shipped packs, and a candidate of at most :data:`IN_PROCESS_CHARS` characters,
+each string counted with :data:`STRING_CHARS` more — :func:`in_process` says so, and the gate calls the same
+functions on the loop (:func:`on_loop`), as it runs its own structural check there. The loop never waits for the
+store there: when another thread holds the store's lock, the step takes the hop after all; and a Ctrl-C during
+the step is raised after it, as a worker thread's step could not be interrupted either. Each hop cost more than
+the work it carried on this 2-core virtual machine (an idle CPU wakes late, and the worker starts with a cold
+cache): the 4 KB finalize of ``benchmarks/bench_peers.py`` takes about half the time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import functools
+import signal
 import threading
-from collections.abc import Callable, Sized
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Protocol, TypeVar, cast
 
 from .._models import Candidate
 from ..judge._clients import in_daemon_thread
@@ -33,15 +39,17 @@ from ..redact._redactor import RulePackRedactor
 from ..store._base import Store
 from ..store._sqlite import SqliteStore
 
-__all__ = ["IN_PROCESS_CHARS", "in_process", "off_loop", "on_loop"]
+__all__ = ["IN_PROCESS_CHARS", "STRING_CHARS", "Hop", "hop_for", "in_process", "off_loop", "on_loop"]
 
 _T = TypeVar("_T")
 
-#: the most characters (every string of the candidate together) a finalize redacts and stores on the loop. The
-#: shipped packs redact 8,192 characters of prose in ≈ 2 ms here and of text built to hit their rules (card
-#: numbers, e-mail addresses, key words) in ≤ ≈ 12 ms, far below the 100 ms asyncio calls a slow callback;
-#: 65,536 characters took up to 190 ms
-IN_PROCESS_CHARS = 1 << 13
+#: the most characters (every string of the candidate together, with :data:`STRING_CHARS` each) a finalize
+#: redacts and stores on the loop. The shipped packs redact 5,900 characters of prose in under 1 ms here, and of
+#: text built to hit their rules (Windows paths, card numbers, e-mail addresses, key words) in up to ≈ 21 ms (best
+#: of 5), below the 100 ms at which asyncio calls a callback slow; 65,536 characters of such text took 190 ms
+IN_PROCESS_CHARS = 6144
+#: what each string costs beyond its characters: one redaction call (a value under a key is redacted twice)
+STRING_CHARS = 64
 
 
 async def off_loop(function: Callable[..., _T], *args: Any) -> _T:
@@ -64,30 +72,63 @@ async def off_loop(function: Callable[..., _T], *args: Any) -> _T:
         raise
 
 
-async def on_loop(function: Callable[..., _T], *args: Any) -> _T:
-    """``function(*args)`` here, in a copy of this context as :func:`off_loop` runs it (for :func:`in_process`)."""
-    return contextvars.copy_context().run(function, *args)
+async def on_loop(store: SqliteStore, function: Callable[..., _T], *args: Any) -> _T:
+    """``function(*args)`` here, in a copy of this context as :func:`off_loop` runs it, holding ``store``'s lock
+    for the whole step; :func:`off_loop` when another thread holds it (the loop never waits for a store)."""
+    with store.held_if_free() as held:
+        if held:
+            with _interrupt_after():
+                return contextvars.copy_context().run(function, *args)
+    return await off_loop(function, *args)
+
+
+@contextlib.contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """A Ctrl-C (SIGINT under Python's default handler) during the block is raised when it ends: the block's
+    records are all written, as they are when the step runs on a worker thread, which a signal cannot stop."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield  # asyncio.run's own handler only cancels the task at its next await
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
+class Hop(Protocol):
+    """How a finalize runs one store step: ``await hop(function, *args)``."""
+
+    def __call__(self, function: Callable[..., _T], *args: Any) -> Awaitable[_T]: ...
+
+
+def hop_for(store: Store, egress: Egress, candidate: Candidate) -> Hop:
+    """:func:`on_loop` with ``store`` when :func:`in_process` says so, else :func:`off_loop`."""
+    if in_process(store, egress, candidate):
+        return functools.partial(on_loop, cast(SqliteStore, store))
+    return off_loop
 
 
 def in_process(store: Store, egress: Egress, candidate: Candidate) -> bool:
     """True when a finalize's records are bounded work without I/O (see the module's docstring).
 
     Exact types: a subclass of the store or the redactor may do anything in its methods."""
-    return (type(store) is SqliteStore and store.in_memory
-            and all(type(redactor) is RulePackRedactor and redactor.shipped_only for redactor in egress.redactors)
+    return (type(store) is SqliteStore and store.in_memory and store.clock_is_default
+            and all(type(redactor) is RulePackRedactor and redactor.own_rules for redactor in egress.redactors)
             and _fits(candidate, IN_PROCESS_CHARS))
 
 
-#: the plain types whose text redaction can know without calling them, and the most characters a scalar's text has
-_PLAIN: dict[type, int] = {str: 0, list: 0, tuple: 0, dict: 0, int: 20, bool: 5, float: 24, type(None): 4}
-_BIGGEST = 10 ** 18
-
-
 def _fits(candidate: Candidate, limit: int) -> bool:
-    """Whether the candidate's values hold at most ``limit`` characters together, counted until the limit passes.
+    """Whether the candidate's values hold at most ``limit`` characters together, each string with
+    :data:`STRING_CHARS` more, counted until the limit passes.
 
-    Plain ``str``, ``bool``, ``None``, floats, ints of up to 18 digits, lists, tuples and dicts only: any other
-    value (bytes, a subclass, a mapping or an object whose text only its own methods know) never fits."""
+    Plain ``str``, ``bool``, ``None``, floats, ints of up to 18 digits, lists, tuples and dicts only, each told by
+    ``type(value) is``, never by a comparison a metaclass could answer: any other value (bytes, a subclass, a
+    mapping or an object whose text only its own methods know) never fits."""
     budget = limit
     pending: list[object] = [candidate.request, candidate.final_text, candidate.session_id, candidate.turn_id,
                              candidate.requirements, candidate.usage]
@@ -96,22 +137,25 @@ def _fits(candidate: Candidate, limit: int) -> bool:
     pending.extend((call.name, call.output, call.input) for call in candidate.tool_calls)
     while pending:
         value = pending.pop()
-        plain = _PLAIN.get(type(value))  # exact types: a subclass may compute its text or its items
-        budget -= 1
-        if plain is None:
-            return False
-        if isinstance(value, str):
-            budget -= len(value)
-        elif isinstance(value, (list, tuple, dict)):
-            items: Sized = value.items() if isinstance(value, dict) else value
-            budget -= len(items)
+        kind = type(value)
+        if kind is str:
+            budget -= len(value) + STRING_CHARS  # type: ignore[arg-type]
+        elif kind is dict or kind is list or kind is tuple:
+            items: Any = value.items() if kind is dict else value  # type: ignore[attr-defined]
+            budget -= len(items) + 1
             if budget >= 0:
-                pending.extend(items)  # type: ignore[arg-type]
-        elif isinstance(value, int) and not isinstance(value, bool) and not -_BIGGEST < value < _BIGGEST:
-            return False
+                pending.extend(items)
+        elif kind is int:
+            if not -_BIGGEST < value < _BIGGEST:  # type: ignore[operator]
+                return False
+            budget -= 20
+        elif kind is float or kind is bool or value is None:
+            budget -= 24  # the longest text such a value has
         else:
-            budget -= plain
+            return False
         if budget < 0:
             return False
     return True
 
+
+_BIGGEST = 10 ** 18

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import attrs
 
 from .._errors import RuleError
-from ..rules import Match, Pack, RuleKind, RuleSet, is_shipped, load_pack
+from ..rules import Match, Pack, RuleKind, RuleSet, is_own_ruleset, load_pack
 from ._base import Category, Finding, RedactionResult
 from ._prefilter import RE2_AFTER_CHARS, RulePrefilter
 from ._views import views
@@ -78,17 +78,17 @@ class RulePackRedactor:
     #: built with the redactor (so once per cached redactor): which rules a text can need, in one pass
     _prefilter: RulePrefilter = attrs.field(init=False, repr=False, eq=False)
 
-    #: every pack one of verigate's own (``rules.is_shipped``): reviewed rules, so the gate may redact a small
-    #: candidate on the event loop (see ``gate._offloop``)
-    shipped_only: bool = attrs.field(init=False, repr=False, eq=False)
+    #: its rules compiled from verigate's shipped packs by its own kinds (``rules.is_own_ruleset``): reviewed
+    #: rules run by verigate's code, so the gate may redact a small candidate on the event loop (``gate._offloop``)
+    own_rules: bool = attrs.field(init=False, repr=False, eq=False)
 
     @_prefilter.default
     def _build_prefilter(self) -> RulePrefilter:
         return RulePrefilter(self.ruleset, re2_after=RE2_AFTER_CHARS)
 
-    @shipped_only.default
-    def _all_shipped(self) -> bool:
-        return bool(self.ruleset.packs) and all(is_shipped(pack) for pack in self.ruleset.packs)
+    @own_rules.default
+    def _own_rules(self) -> bool:
+        return is_own_ruleset(self.ruleset)
 
     @classmethod
     def from_packs(cls, packs: Iterable[Pack | str | Path], *, manager: PluginManager | None = None,

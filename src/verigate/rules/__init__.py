@@ -11,6 +11,7 @@ from ._engine import (
     Prefiltered,
     RuleKind,
     RuleSet,
+    is_own_ruleset,
     rule_kinds,
     run_examples,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "TextView",
     "caseless",
     "fold",
+    "is_own_ruleset",
     "is_pack",
     "is_shipped",
     "load_pack",

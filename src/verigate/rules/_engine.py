@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
@@ -15,8 +16,8 @@ from .._errors import RuleError
 from .._schema_errors import schema_failure
 from . import _checked
 from ._keywords import FoldedKeywords
-from ._kinds import PhraseMatcher, RegexMatcher
-from ._pack import Example, Pack, Rule, load_pack, shipped_packs
+from ._kinds import PhraseKind, PhraseMatcher, RegexKind, RegexMatcher
+from ._pack import Example, Pack, Rule, is_shipped, load_pack, shipped_packs
 from ._text import TextView, caseless
 
 if TYPE_CHECKING:
@@ -102,6 +103,17 @@ class Match:
 class _Compiled:
     rule: Rule
     matcher: Matcher
+
+
+#: the rule sets :meth:`RuleSet.compile` built from shipped packs with verigate's own kinds alone, by identity
+_OWN: weakref.WeakValueDictionary[int, RuleSet] = weakref.WeakValueDictionary()
+_OWN_KINDS: dict[str, type] = {"regex": RegexKind, "phrase": PhraseKind}
+
+
+def is_own_ruleset(ruleset: RuleSet) -> bool:
+    """True for a rule set :meth:`RuleSet.compile` built from shipped packs (``is_shipped``) with verigate's own
+    kinds (exact types) alone: reviewed rules run by verigate's code. A rule set built by hand never is."""
+    return _OWN.get(id(ruleset)) is ruleset
 
 
 def rule_kinds(manager: PluginManager | None = None) -> dict[str, RuleKind]:
@@ -279,7 +291,11 @@ class RuleSet:
         if not compiled:
             sources = ", ".join(pack.source for pack in loaded) or "no packs"
             raise RuleError(f"the active rule set is empty ({sources}): refusing to report 'nothing found'")
-        return cls(compiled, loaded)
+        ruleset = cls(compiled, loaded)
+        if all(is_shipped(pack) for pack in loaded) and all(
+                type(registry.get(item.rule.kind)) is _OWN_KINDS.get(item.rule.kind) for item in compiled):
+            _OWN[id(ruleset)] = ruleset
+        return ruleset
 
     def scan(self, text: str) -> tuple[Match, ...]:
         """Every match, ordered by start, then end, then rule order (pack order, then file order)."""

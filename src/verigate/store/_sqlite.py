@@ -103,6 +103,22 @@ class SqliteStore:
         """True for ``:memory:``: the store lives in this process and does no I/O (see ``gate._offloop``)."""
         return self._memory
 
+    @property
+    def clock_is_default(self) -> bool:
+        """True when no clock was injected: every call of this store runs verigate's code alone."""
+        return self._clock is utc_now
+
+    @contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """The store's lock for the block when no other thread holds it (True), else nothing (False): a caller
+        that must not wait (the event loop) holds it for several calls at once, or goes elsewhere."""
+        held = self._lock.acquire(blocking=False)
+        try:
+            yield held
+        finally:
+            if held:
+                self._lock.release()
+
     # connection, schema and error mapping
 
     def _connect(self, create: bool) -> sqlite3.Connection:
