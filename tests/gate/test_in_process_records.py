@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -76,13 +77,13 @@ def _gate(opened: list[Gate], store: object = ":memory:", *, plugins: Sequence[o
 # ------------------------------------------------------------------ which gates write on the loop
 def test_only_verigates_own_store_in_memory_with_the_shipped_redactors_writes_on_the_loop(
         gates: list[Gate], tmp_path: Path) -> None:
-    assert in_process(_gate(gates).store, _gate(gates).egress, SMALL)
+    assert in_process(_gate(gates).store, _gate(gates).egress, SMALL, NATURAL)
     file_gate = _gate(gates, str(tmp_path / "v.db"))
-    assert not in_process(file_gate.store, file_gate.egress, SMALL)  # a file: I/O, the lock of other processes
+    assert not in_process(file_gate.store, file_gate.egress, SMALL, NATURAL)  # a file: I/O, the lock of other processes
     hopping = _gate(gates, HoppingStore(":memory:"))
-    assert not in_process(hopping.store, hopping.egress, SMALL)  # a subclass may do anything in its methods
+    assert not in_process(hopping.store, hopping.egress, SMALL, NATURAL)  # a subclass may do anything in its methods
     plugin = _gate(gates, plugins=[Redactors(CopyingRedactor())])
-    assert not in_process(plugin.store, plugin.egress, SMALL)  # a third party's redactor
+    assert not in_process(plugin.store, plugin.egress, SMALL, NATURAL)  # a third party's redactor
 
 
 def test_a_pack_that_is_not_the_shipped_object_keeps_the_hop(gates: list[Gate], tmp_path: Path) -> None:
@@ -95,11 +96,11 @@ def test_a_pack_that_is_not_the_shipped_object_keeps_the_hop(gates: list[Gate], 
     copy.write_text(_data.read_text("rules", "secrets.yaml"), encoding="utf-8")
     assert is_shipped(load_pack("secrets")) and not is_shipped(load_pack(copy))
     extra = _gate(gates, redaction={"packs": ["pii"], "extra_packs": [str(copy)]})
-    assert not in_process(extra.store, extra.egress, SMALL)
+    assert not in_process(extra.store, extra.egress, SMALL, NATURAL)
     redactor = extra.egress.redactors[0]
     assert isinstance(redactor, RulePackRedactor) and not redactor.own_rules
     shipped = _gate(gates, redaction={"packs": ["secrets"]})
-    assert in_process(shipped.store, shipped.egress, SMALL)
+    assert in_process(shipped.store, shipped.egress, SMALL, NATURAL)
 
 
 class PluginRegex(RegexKind):
@@ -121,7 +122,7 @@ def test_only_rules_compiled_by_verigates_own_kinds_from_shipped_packs_count_as_
 def test_an_injected_store_clock_keeps_the_hop(gates: list[Gate]) -> None:
     store = SqliteStore(":memory:", clock=lambda: datetime(2026, 12, 3, tzinfo=UTC))
     gate = _gate(gates, store)
-    assert not in_process(gate.store, gate.egress, SMALL)  # the caller's code: it may block
+    assert not in_process(gate.store, gate.egress, SMALL, NATURAL)  # the caller's code: it may block
 
 
 # ------------------------------------------------------------------ how large a candidate may be
@@ -157,11 +158,12 @@ def test_a_candidate_fits_only_when_its_strings_stay_within_the_limit(
         inputs: list[dict[str, Any]], text: str, limit: int) -> None:
     calls = tuple(ToolObservation("tool", input=value, output=text[:7]) for value in inputs)
     candidate = Candidate("request", text, tool_calls=calls, requirements=("r",), usage={"in": 3})
-    parts = [candidate.request, candidate.final_text, candidate.session_id, candidate.turn_id,
-             list(candidate.requirements), dict(candidate.usage)]
-    parts += [[call.name, call.output, dict(call.input)] for call in calls]
+    parts: list[object] = [candidate.request, candidate.final_text, candidate.session_id, candidate.turn_id,
+                           candidate.attempt, candidate.rounds, candidate.contains_personal_data,
+                           list(candidate.requirements), dict(candidate.usage)]
+    parts += [[call.name, call.output, dict(call.input), call.ok] for call in calls]
     chars, values, plain = _measure(parts)
-    fits = _fits(candidate, limit)
+    fits = _fits([candidate], limit)
     if fits:  # sound: nothing unbounded, nothing over the limit
         assert plain and chars <= limit
     if plain and chars + (STRING_CHARS + 30) * values <= limit:  # and it does not refuse what is clearly small
@@ -185,17 +187,17 @@ class DisguisedText(str, metaclass=Impersonating):
 
 def test_strings_cost_a_redaction_call_each_and_a_disguised_type_never_fits() -> None:
     tiny = Candidate("r", "done", tool_calls=(ToolObservation("t", input={"k": ["x"] * 2700}),))
-    assert not _fits(tiny, IN_PROCESS_CHARS)  # 2,700 strings of one character: 2,700 redaction calls
+    assert not _fits([tiny], IN_PROCESS_CHARS)  # 2,700 strings of one character: 2,700 redaction calls
     disguised = Candidate("r", "done", tool_calls=(ToolObservation("t", input={"k": DisguisedText("x")}),))
-    assert not _fits(disguised, IN_PROCESS_CHARS)
+    assert not _fits([disguised], IN_PROCESS_CHARS)
 
 
 def test_the_limit_is_the_shipped_one_and_a_larger_candidate_hops(gates: list[Gate]) -> None:
     gate = _gate(gates)
-    assert in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS - 8 * STRING_CHARS)))
-    assert not in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS + 1)))
+    assert in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS - 16 * STRING_CHARS)), NATURAL)
+    assert not in_process(gate.store, gate.egress, Candidate("r", "x" * (IN_PROCESS_CHARS + 1)), NATURAL)
     many = tuple(ToolObservation("t", output="y" * 1000) for _ in range(IN_PROCESS_CHARS // 1000 + 1))
-    assert not in_process(gate.store, gate.egress, Candidate("r", "short", tool_calls=many))
+    assert not in_process(gate.store, gate.egress, Candidate("r", "short", tool_calls=many), NATURAL)
 
 
 # ------------------------------------------------------------------ where the writes happen
@@ -249,7 +251,7 @@ def test_a_later_attempt_reads_the_earlier_ones_back_in_a_worker(gates: list[Gat
 def test_the_loop_never_waits_for_a_store_another_thread_holds(gates: list[Gate]) -> None:
     gate = _scripted(":memory:", [PASS], gates)
     store = gate.store
-    assert isinstance(store, SqliteStore) and in_process(store, gate.egress, SMALL)
+    assert isinstance(store, SqliteStore) and in_process(store, gate.egress, SMALL, NATURAL)
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -293,6 +295,46 @@ def test_a_ctrl_c_during_a_step_on_the_loop_is_raised_when_the_step_is_done() ->
     assert steps == ["the rest of the step"]
 
 
+def test_a_long_verdict_or_termination_detail_takes_the_hop_for_its_step(gates: list[Gate]) -> None:
+    """The judge's reply (a prompt-injected candidate can make it long) and a termination's detail are redacted and
+    stored too: they count like the candidate's own text."""
+    long_misses = Verdict(passed=False, rubric_misses=("missing: " + "x " * IN_PROCESS_CHARS,), retryable=False)
+    called = _store_calls_on_this_thread(_scripted(":memory:", [long_misses], gates), [SMALL])
+    assert "begin_attempt" in called and "create_pending_review" not in called  # the decision's step hopped
+    gate = _scripted(":memory:", [PASS], gates)
+    stopped = Termination("max_rounds", detail="the model said: " + "y " * IN_PROCESS_CHARS)
+    assert not in_process(gate.store, gate.egress, SMALL, stopped)
+    assert in_process(gate.store, gate.egress, SMALL, Termination("max_rounds", detail="10 rounds"))
+
+
+class Rounds(int):
+    """An int whose arithmetic is the caller's code (``_merge`` adds the rounds of a request's attempts)."""
+
+    def __radd__(self, other: object) -> int:
+        raise AssertionError("user code ran on the loop")
+
+
+def test_every_field_of_the_candidate_counts_by_its_exact_type() -> None:
+    assert not _fits([Candidate("r", "done", rounds=Rounds(1))], IN_PROCESS_CHARS)
+    assert not _fits([Candidate("r", "done", attempt=Rounds(0))], IN_PROCESS_CHARS)
+    assert _fits([Candidate("r", "done", rounds=2, attempt=1)], IN_PROCESS_CHARS)
+
+
+def test_a_ctrl_c_reaches_any_python_handler_once_the_step_is_done() -> None:
+    """asyncio.run's handler cancels the task on a first Ctrl-C and raises on a second: both wait for the step."""
+    seen: list[str] = []
+    outside = signal.signal(signal.SIGINT, lambda number, frame: seen.append("handler"))
+    try:
+        with _interrupt_after():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            seen.append("the rest of the step")
+        seen.append("after")
+    finally:
+        signal.signal(signal.SIGINT, outside)
+    assert seen == ["the rest of the step", "handler", "handler", "after"]
+
+
 # ------------------------------------------------------------------ the same records either way
 def _secret() -> str:
     alphabet = string.ascii_letters + string.digits
@@ -310,19 +352,26 @@ def _stored(store: SqliteStore, sessions: Sequence[str]) -> dict[str, Any]:
     }
 
 
-_VERDICTS = st.sampled_from([PASS, RETRY, Verdict(passed=False, retryable=False), Verdict(passed=True, score=0.2)])
+_VERDICTS = st.sampled_from([PASS, RETRY, Verdict(passed=False, retryable=False), Verdict(passed=True, score=0.2),
+                             Verdict(passed=False, rubric_misses=("the log shows SECRET",), retryable=True)])
+#: a verified turn, and one persisted unverified with a detail that holds the planted secret
+_ENDINGS = st.sampled_from([("natural", ""), ("max_rounds", "stopped after 10 rounds; last: SECRET")])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.text(max_size=60) | st.just("SECRET"), min_size=1, max_size=4),
        verdicts=st.lists(_VERDICTS, min_size=4, max_size=4),
        tool_input=st.dictionaries(st.sampled_from(["path", "token", "n"]), st.text(max_size=12) | st.just("SECRET"),
-                                  max_size=3))
+                                  max_size=3),
+       endings=st.lists(_ENDINGS, min_size=4, max_size=4))
 def test_records_on_the_loop_are_those_the_worker_thread_writes(
-        texts: list[str], verdicts: list[Verdict], tool_input: dict[str, str]) -> None:
+        texts: list[str], verdicts: list[Verdict], tool_input: dict[str, str], endings: list[tuple[str, str]]) -> None:
     secret = _secret()
     texts = [text.replace("SECRET", f"token {secret}") for text in texts]
     tool_input = {key: value.replace("SECRET", secret) for key, value in tool_input.items()}
+    verdicts = [attrs.evolve(verdict, rubric_misses=tuple(miss.replace("SECRET", f"token {secret}")
+                                                          for miss in verdict.rubric_misses)) for verdict in verdicts]
+    terminations = [Termination(reason, detail.replace("SECRET", f"token {secret}")) for reason, detail in endings]
     sides = []
     for store in (SqliteStore(":memory:"), HoppingStore(":memory:")):
         gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[ScriptedJudge(verdicts)], store=store,
@@ -334,8 +383,9 @@ def test_records_on_the_loop_are_those_the_worker_thread_writes(
                 session = f"s{number % 2}"
                 attempt = results[-2].attempt + 1 if number >= 2 and results[-2].outcome == "revise" else 0
                 candidate = Candidate("Fix it.", text, tool_calls=(call,), session_id=session, attempt=attempt)
-                assert in_process(store, gate.egress, candidate) is (type(store) is SqliteStore)
-                result = asyncio.run(gate.finalize(candidate, NATURAL))
+                ending = terminations[number]
+                assert in_process(store, gate.egress, candidate, ending) is (type(store) is SqliteStore)
+                result = asyncio.run(gate.finalize(candidate, ending))
                 results.append(result)
             sides.append((results, _stored(store, ["s0", "s1"])))
         finally:

@@ -33,7 +33,7 @@ from ._convert import unstructure
 from ._ensemble import judge_label
 from ._judge_cache import JudgeCache
 from ._judging import Ensemble, judge_candidate
-from ._offloop import hop_for, off_loop
+from ._offloop import conclusion_hop, hop_for, off_loop
 from ._policy import PolicyInput, combine_verdict, decide, judge_is_skipped, post_verify_action, unite_strengthen
 from ._recording import PENDING_STATUS, Attempt, Judged, Records
 from ._redaction import MemoEgress
@@ -218,7 +218,7 @@ class Gate:
         judge_engine = judge_label(self.config.judge) if self.config.judge is not None else None
         # store I/O (and redaction) run in a worker thread: a busy store never blocks the event loop; records
         # that are bounded work without I/O (a small candidate, a store in memory) are written here (_offloop)
-        hop = hop_for(self.store, self.egress, candidate)
+        hop = hop_for(self.store, self.egress, candidate, termination)
         if not termination.reason.hand_off or skip:  # no stage runs: one hop for the attempt and its outcome
             return await hop(Attempt.unverified, candidate, termination, records, judge_engine, skip)
         timeout_s = self.config.hooks.timeout_s
@@ -278,8 +278,7 @@ class Gate:
         hook_records = pre_verify.records + post_verify.records + stop.records
         judged = Judged(decision, findings, strengthen, hook_records, judge_called=judge_verdict is not None,
                         judgment=judgment)
-        # a later attempt reads this request's earlier ones back, of any size: that read takes the hop
-        return await (hop if attempt == 0 else off_loop)(run.conclude, judged)
+        return await conclusion_hop(hop, attempt, judged)(run.conclude, judged)
 
 
 def _checked_context(context: object) -> StageContext:
