@@ -15,7 +15,7 @@ from ._engine import (
     rule_kinds,
     run_examples,
 )
-from ._kinds import PhraseKind, RegexKind
+from ._kinds import PhraseKind, RegexKind, builtin_kinds
 from ._pack import Example, Pack, Rule, is_pack, is_shipped, load_pack, load_pack_text, shipped_packs
 from ._text import TextView, caseless, fold
 
@@ -33,6 +33,7 @@ __all__ = [
     "RuleKind",
     "RuleSet",
     "TextView",
+    "builtin_kinds",
     "caseless",
     "fold",
     "is_own_ruleset",

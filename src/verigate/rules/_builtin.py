@@ -11,9 +11,9 @@ from ..hookspecs import hookimpl
 
 @functools.cache
 def _kinds() -> Mapping[str, Any]:
-    from ._kinds import PhraseKind, RegexKind
+    from ._kinds import builtin_kinds
 
-    return {"regex": RegexKind(), "phrase": PhraseKind()}
+    return builtin_kinds()
 
 
 @hookimpl

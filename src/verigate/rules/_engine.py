@@ -16,7 +16,7 @@ from .._errors import RuleError
 from .._schema_errors import schema_failure
 from . import _checked
 from ._keywords import FoldedKeywords
-from ._kinds import PhraseKind, PhraseMatcher, RegexKind, RegexMatcher
+from ._kinds import BUILTIN_KINDS, PhraseMatcher, RegexMatcher
 from ._pack import Example, Pack, Rule, is_shipped, load_pack, shipped_packs
 from ._text import TextView, caseless
 
@@ -107,7 +107,6 @@ class _Compiled:
 
 #: the rule sets :meth:`RuleSet.compile` built from shipped packs with verigate's own kinds alone, by identity
 _OWN: weakref.WeakValueDictionary[int, RuleSet] = weakref.WeakValueDictionary()
-_OWN_KINDS: dict[str, type] = {"regex": RegexKind, "phrase": PhraseKind}
 
 
 def is_own_ruleset(ruleset: RuleSet) -> bool:
@@ -293,7 +292,7 @@ class RuleSet:
             raise RuleError(f"the active rule set is empty ({sources}): refusing to report 'nothing found'")
         ruleset = cls(compiled, loaded)
         if all(is_shipped(pack) for pack in loaded) and all(
-                type(registry.get(item.rule.kind)) is _OWN_KINDS.get(item.rule.kind) for item in compiled):
+                type(registry.get(item.rule.kind)) is BUILTIN_KINDS.get(item.rule.kind) for item in compiled):
             _OWN[id(ruleset)] = ruleset
         return ruleset
 

@@ -386,3 +386,14 @@ class PhraseKind:
         else:
             keywords = tuple(dict.fromkeys(_longest_word(phrase) for phrase in phrases if phrase.strip()))
         return PhraseMatcher(keywords, pattern)
+
+
+#: verigate's own rule kinds by name: ``rules._builtin`` registers one object of each, and a rule set compiled by
+#: exactly these types from shipped packs is verigate's own (``is_own_ruleset``)
+BUILTIN_KINDS: Mapping[str, type[RegexKind] | type[PhraseKind]] = {"regex": RegexKind, "phrase": PhraseKind}
+
+
+def builtin_kinds() -> dict[str, RegexKind | PhraseKind]:
+    """A new object of each of verigate's own kinds, by name: compiling with these alone keeps every plug-in's
+    kinds out (the self-gate's phrases, the EV's secret scanner)."""
+    return {name: kind() for name, kind in BUILTIN_KINDS.items()}

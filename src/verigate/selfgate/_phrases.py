@@ -132,11 +132,9 @@ class Phrases:
 
 
 def _builtin_kinds() -> dict[str, RuleKind]:
-    from ..rules import PhraseKind, RegexKind
+    from ..rules import builtin_kinds
 
-    # the built-in kinds are RuleKinds at run time; mypy reads their frozen attrs field as not matching the
-    # protocol's settable attribute, hence the casts
-    return {"phrase": PhraseKind(), "regex": RegexKind()}
+    return dict(builtin_kinds())
 
 
 @functools.cache
