@@ -223,10 +223,7 @@ def _store_calls_on_this_thread(gate: Gate, candidates: Sequence[Candidate]) -> 
 
 
 def _scripted(store: object, steps: Sequence[Verdict], gates: list[Gate]) -> Gate:
-    gate = Gate.from_config({"judge": {"engine": "scripted"}}, plugins=[ScriptedJudge(steps)], store=store,
-                            entry_points=False)  # type: ignore[arg-type]
-    gates.append(gate)
-    return gate
+    return _gate(gates, store, plugins=[ScriptedJudge(steps)], judge={"engine": "scripted"})
 
 
 def test_a_small_first_attempt_writes_on_the_loop_a_large_one_or_another_store_in_a_worker(

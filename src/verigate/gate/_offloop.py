@@ -59,8 +59,8 @@ __all__ = ["IN_PROCESS_CHARS", "STRING_CHARS", "Hop", "conclusion_hop", "hop_for
 
 _T = TypeVar("_T")
 
-#: the most characters (every string of the candidate together, with :data:`STRING_CHARS` each) a finalize
-#: redacts and stores on the loop. The shipped packs redact 5,900 characters of prose in under 1 ms here, and of
+#: the most characters (every string a step stores together, with :data:`STRING_CHARS` each) a finalize redacts
+#: and stores on the loop. The shipped packs redact 5,900 characters of prose in under 1 ms here, and of
 #: text built to hit their rules (Windows paths, card numbers, e-mail addresses, key words) in up to ≈ 21 ms (best
 #: of 5), below the 100 ms at which asyncio calls a callback slow; 65,536 characters of such text took 190 ms
 IN_PROCESS_CHARS = 6144
@@ -156,7 +156,6 @@ def in_process(store: Store, egress: Egress, candidate: Candidate, termination: 
 #: verigate's models a step stores (each walked field by field); every other class never fits
 _MODELS: tuple[type, ...] = (Candidate, ToolObservation, Termination, Decision, Verdict, Reflection,
                              StructuralFinding, Strengthen, HookRecord)
-_ENUMS: tuple[type, ...] = (TerminationReason,)
 _BIGGEST = 10 ** 18
 
 
@@ -184,7 +183,7 @@ def _fits(values: list[object], limit: int) -> bool:
             if not -_BIGGEST < value < _BIGGEST:  # type: ignore[operator]
                 return False
             budget -= 20
-        elif kind is float or kind is bool or value is None or any(kind is enum for enum in _ENUMS):
+        elif kind is float or kind is bool or value is None or kind is TerminationReason:
             budget -= 24  # the longest text such a value has
         elif any(kind is model for model in _MODELS):
             fields = attrs.fields(cast(Any, kind))
